@@ -1,0 +1,1 @@
+"""Cypher statements run by kgsql.graph, shipped as package data (kgsql.cypher)."""

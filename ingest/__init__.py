@@ -1,0 +1,1 @@
+"""Declarative ingestion profiles and per-database knowledge, shipped as kgsql.profiles."""

@@ -1,0 +1,11 @@
+"""Schema knowledge model shared by ingest, graph, retrieval and generation."""
+from kgsql.schema.model import (
+    Column,
+    ColumnStats,
+    DatabaseSchema,
+    ForeignKey,
+    SpatialInfo,
+    Table,
+)
+
+__all__ = ["Column", "ColumnStats", "DatabaseSchema", "ForeignKey", "SpatialInfo", "Table"]

@@ -1,0 +1,115 @@
+"""The schema knowledge model: plain dataclasses shared by every stage.
+
+Ingest builds a ``DatabaseSchema`` from a SQLite file (plus descriptions and
+profiles), the graph layer stores it as ``Database``/``Table``/``Column`` nodes
+and reads it back in the same shape, and retrieval / prompt rendering consume
+it. Nothing here talks to a database or a graph.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class ColumnStats:
+    """Per-column statistics computed at ingest."""
+
+    distinct_count: int | None = None
+    null_fraction: float | None = None
+    min: Any = None  # number or ISO date string, for numeric/date columns
+    max: Any = None
+    sample: list[str] = field(default_factory=list)  # a few text values
+
+
+@dataclass
+class SpatialInfo:
+    """SpatiaLite metadata of a geometry column."""
+
+    geometry_type: str
+    srid: int | None = None
+    extent: list[float] | None = None  # [min_x, min_y, max_x, max_y]
+
+
+@dataclass
+class Column:
+    name: str
+    type: str = ""
+    is_primary_key: bool = False
+    not_null: bool = False
+    description: str = ""
+    value_examples: list[str] = field(default_factory=list)
+    value_explanation: str = ""
+    data_format: str = ""
+    stats: ColumnStats = field(default_factory=ColumnStats)
+    spatial: SpatialInfo | None = None
+
+    @property
+    def is_spatial(self) -> bool:
+        return self.spatial is not None
+
+
+@dataclass(frozen=True)
+class ForeignKey:
+    """``table.column`` references ``ref_table.ref_column``."""
+
+    table: str
+    column: str
+    ref_table: str
+    ref_column: str
+
+
+@dataclass
+class Table:
+    name: str
+    columns: list[Column] = field(default_factory=list)
+    description: str = ""
+    geo_description: str = ""
+    row_count: int | None = None
+
+    def column(self, name: str) -> Column:
+        """The column called ``name`` (case-insensitive, as SQLite resolves names)."""
+        for col in self.columns:
+            if col.name.lower() == name.lower():
+                return col
+        from kgsql.errors import UnknownNameError
+
+        raise UnknownNameError(f"no column '{name}' in table '{self.name}'")
+
+    @property
+    def primary_key(self) -> list[str]:
+        return [c.name for c in self.columns if c.is_primary_key]
+
+
+@dataclass
+class DatabaseSchema:
+    """One database's schema with all the knowledge kgsql holds about it."""
+
+    name: str
+    tables: list[Table] = field(default_factory=list)
+    foreign_keys: list[ForeignKey] = field(default_factory=list)
+    path: str = ""
+    dialect: str = "sqlite"
+    is_spatial: bool = False
+    # FKs whose target table/column does not exist: kept for reporting.
+    dangling_foreign_keys: list[ForeignKey] = field(default_factory=list)
+
+    def table(self, name: str) -> Table:
+        """The table called ``name`` (case-insensitive); suggests near names when unknown."""
+        for t in self.tables:
+            if t.name.lower() == name.lower():
+                return t
+        import difflib
+
+        from kgsql.errors import UnknownNameError
+
+        close = difflib.get_close_matches(name, [t.name for t in self.tables], n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise UnknownNameError(f"table '{name}' not in database '{self.name}'{hint}")
+
+    @property
+    def column_count(self) -> int:
+        return sum(len(t.columns) for t in self.tables)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
