@@ -1,0 +1,1 @@
+"""The schema knowledge graph: store (Bolt), embedded server, writer, queries."""

@@ -1,0 +1,5 @@
+// Node identity: one constraint per label, on its key property.
+CREATE CONSTRAINT database_name IF NOT EXISTS FOR (d:Database) REQUIRE d.name IS UNIQUE;
+CREATE CONSTRAINT table_key IF NOT EXISTS FOR (t:Table) REQUIRE t.key IS UNIQUE;
+CREATE CONSTRAINT column_key IF NOT EXISTS FOR (c:Column) REQUIRE c.key IS UNIQUE;
+CREATE CONSTRAINT ingest_lock_database IF NOT EXISTS FOR (l:IngestLock) REQUIRE l.database IS UNIQUE;

@@ -1,0 +1,3 @@
+// One database node with its properties, or nothing.
+MATCH (d:Database {name: $name})
+RETURN properties(d) AS props;

@@ -1,0 +1,114 @@
+"""Read knowledge back out of the graph in the shapes the pipeline uses."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kgsql.errors import UnknownNameError
+from kgsql.graph.keys import table_key
+from kgsql.graph.store import GraphStore
+from kgsql.schema.model import Column, ColumnStats, DatabaseSchema, ForeignKey, SpatialInfo, Table
+
+
+@dataclass(frozen=True)
+class JoinPath:
+    """Tables from start to end and, for each hop, its join conditions."""
+
+    tables: list[str]
+    conditions: list[list[str]]
+
+
+def list_databases(store: GraphStore) -> list[dict[str, Any]]:
+    return store.run("database_list")
+
+
+def require_database(store: GraphStore, name: str) -> dict[str, Any]:
+    """The Database node's properties; UnknownNameError with a suggestion if absent."""
+    rows = store.run("database_get", name=name)
+    if rows:
+        return rows[0]["props"]
+    import difflib
+
+    names = [d["name"] for d in list_databases(store)]
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else (" (the graph is empty; run python -m kgsql.ingest first)" if not names else "")
+    raise UnknownNameError(f"database '{name}' is not in the graph{hint}")
+
+
+def _column_from(props: dict[str, Any]) -> Column:
+    spatial = None
+    if props.get("is_spatial"):
+        spatial = SpatialInfo(
+            geometry_type=props.get("geometry_type", "GEOMETRY"),
+            srid=props.get("srid"),
+            extent=props.get("extent"),
+        )
+    return Column(
+        name=props["name"],
+        type=props.get("type", ""),
+        is_primary_key=bool(props.get("is_primary_key", False)),
+        not_null=bool(props.get("not_null", False)),
+        description=props.get("description", ""),
+        value_examples=list(props.get("value_examples", [])),
+        value_explanation=props.get("value_explanation", ""),
+        data_format=props.get("data_format", ""),
+        stats=ColumnStats(
+            distinct_count=props.get("distinct_count"),
+            null_fraction=props.get("null_fraction"),
+            min=props.get("min"),
+            max=props.get("max"),
+            sample=list(props.get("sample", [])),
+        ),
+        spatial=spatial,
+    )
+
+
+def load_schema(store: GraphStore, database: str) -> DatabaseSchema:
+    """The whole stored knowledge of one database as a DatabaseSchema."""
+    db = require_database(store, database)
+    tables = []
+    for row in store.run("schema_tables", database=database):
+        t = row["table"]
+        cols = sorted((c for c in row["columns"] if c), key=lambda c: c.get("position", 0))
+        tables.append(
+            Table(
+                name=t["name"],
+                columns=[_column_from(c) for c in cols],
+                description=t.get("description", ""),
+                geo_description=t.get("geo_description", ""),
+                row_count=t.get("row_count"),
+            )
+        )
+    fks = [ForeignKey(**r) for r in store.run("schema_foreign_keys", database=database)]
+    dangling = []
+    for text in db.get("dangling_foreign_keys", []):
+        left, right = text.split(" -> ")
+        lt, lc = left.split(".", 1)
+        rt, rc = right.split(".", 1)
+        dangling.append(ForeignKey(lt, lc, rt, rc))
+    return DatabaseSchema(
+        name=database,
+        tables=tables,
+        foreign_keys=fks,
+        path=db.get("path", ""),
+        dialect="sqlite",
+        is_spatial=bool(db.get("is_spatial", False)),
+        dangling_foreign_keys=dangling,
+    )
+
+
+def join_path(store: GraphStore, database: str, from_table: str, to_table: str) -> JoinPath | None:
+    """Shortest FK join path between two tables (Cypher ``shortestPath``), or None."""
+    schema_tables = {t["table"]["name"].lower(): t["table"]["name"] for t in store.run("schema_tables", database=database)}
+    names = []
+    for name in (from_table, to_table):
+        real = schema_tables.get(name.lower())
+        if real is None:
+            raise UnknownNameError(f"table '{name}' not in database '{database}'")
+        names.append(real)
+    if names[0] == names[1]:
+        return JoinPath(tables=[names[0]], conditions=[])
+    rows = store.run("join_path", from_key=table_key(database, names[0]), to_key=table_key(database, names[1]))
+    if not rows:
+        return None
+    return JoinPath(tables=list(rows[0]["tables"]), conditions=[list(v) for v in rows[0]["via"]])

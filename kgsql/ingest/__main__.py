@@ -1,0 +1,5 @@
+import sys
+
+from kgsql.ingest.cli import main
+
+sys.exit(main())

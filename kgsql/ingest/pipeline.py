@@ -1,0 +1,145 @@
+"""Ingest one SQLite file or a folder of them into the schema graph.
+
+Two phases so bad input never half-writes the graph: first every database
+is read and its knowledge merged (any missing, corrupt or non-SQLite file,
+or malformed description/profile, fails here before a single write); then
+each database is written atomically (``kgsql.graph.writer``).
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from kgsql.errors import DatabaseFileError, InputError, KgsqlError
+from kgsql.graph.store import GraphStore
+from kgsql.graph.writer import WriteResult, write_schema
+from kgsql.ingest.knowledge import enrich
+from kgsql.ingest.reader import DEFAULT_SAMPLE_ROWS, find_databases, read_database
+from kgsql.schema.model import DatabaseSchema
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did, as printed by ``--json``."""
+
+    databases: int = 0
+    tables: int = 0
+    columns: int = 0
+    foreign_keys: int = 0
+    spatial_columns: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    dangling_foreign_keys: dict[str, list[str]] = field(default_factory=dict)
+    read_seconds: float = 0.0
+    write_seconds: float = 0.0
+    seconds: float = 0.0
+    per_database: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, result: WriteResult, schema: DatabaseSchema) -> None:
+        self.databases += 1
+        self.tables += result.tables
+        self.columns += result.columns
+        self.foreign_keys += result.foreign_keys
+        self.spatial_columns += result.spatial_columns
+        self.changed += int(result.changed)
+        self.unchanged += int(not result.changed)
+        if schema.dangling_foreign_keys:
+            self.dangling_foreign_keys[schema.name] = [
+                f"{fk.table}.{fk.column} -> {fk.ref_table}.{fk.ref_column}"
+                for fk in schema.dangling_foreign_keys
+            ]
+        self.per_database.append(asdict(result))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def read_sources(
+    source: str | os.PathLike[str],
+    *,
+    name: str | None = None,
+    descriptions_dir: Path | None = None,
+    profile_path: Path | None = None,
+    sample_rows: int = DEFAULT_SAMPLE_ROWS,
+    on_progress: Callable[[str], None] | None = None,
+) -> list[DatabaseSchema]:
+    """Phase one: read and enrich every database under ``source`` (no graph writes)."""
+    root = Path(source)
+    if not root.exists():
+        raise DatabaseFileError(f"path not found: {root}")
+    paths = find_databases(root)
+    if not paths:
+        raise DatabaseFileError(f"no SQLite databases (*.sqlite, *.sqlite3, *.db) under {root}")
+    if name and len(paths) > 1:
+        raise InputError(f"--name applies to one database but {root} holds {len(paths)}")
+    if profile_path is not None and len(paths) > 1:
+        raise InputError(f"--profile applies to one database but {root} holds {len(paths)}")
+    schemas: list[DatabaseSchema] = []
+    seen: dict[str, Path] = {}
+    for path in paths:
+        schema = read_database(path, name, sample_rows=sample_rows)
+        if schema.name in seen:
+            raise InputError(
+                f"two databases named '{schema.name}': {seen[schema.name]} and {path}; ingest them separately with --name"
+            )
+        seen[schema.name] = path
+        schemas.append(
+            enrich(schema, path, descriptions_dir=descriptions_dir, profile_path=profile_path)
+        )
+        if on_progress:
+            on_progress(schema.name)
+    return schemas
+
+
+def ingest(
+    store: GraphStore,
+    source: str | os.PathLike[str],
+    *,
+    name: str | None = None,
+    descriptions_dir: Path | None = None,
+    profile_path: Path | None = None,
+    sample_rows: int = DEFAULT_SAMPLE_ROWS,
+    force: bool = False,
+    progress: bool = False,
+) -> IngestReport:
+    """Read every database under ``source`` then write each into ``store``."""
+    report = IngestReport()
+    t0 = time.perf_counter()
+    bar = _progress_bar(progress, total=len(find_databases(source)) if Path(source).exists() else 0)
+    try:
+        bar_update = (lambda db: (bar.set_postfix_str(f"read {db}"), bar.update(0.5))) if bar else None
+        schemas = read_sources(
+            source,
+            name=name,
+            descriptions_dir=descriptions_dir,
+            profile_path=profile_path,
+            sample_rows=sample_rows,
+            on_progress=bar_update,
+        )
+        report.read_seconds = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        for schema in schemas:
+            try:
+                report.add(write_schema(store, schema, force=force), schema)
+            except KgsqlError as exc:
+                raise type(exc)(f"{schema.name}: {exc}") from exc
+            if bar:
+                bar.set_postfix_str(f"wrote {schema.name}")
+                bar.update(0.5)
+        report.write_seconds = time.perf_counter() - t1
+    finally:
+        if bar:
+            bar.close()
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _progress_bar(enabled: bool, total: int):  # type: ignore[no-untyped-def]
+    if not enabled or total <= 1:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="db", desc="ingest", leave=False)

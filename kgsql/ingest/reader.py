@@ -1,0 +1,284 @@
+"""Read one SQLite / SpatiaLite file into a ``DatabaseSchema``.
+
+Everything ingest knows about a database comes from here: tables, columns,
+types, keys, foreign keys, row counts, value examples, statistics and the
+geometry metadata of spatial columns. Descriptions and profiles are merged in
+later (``kgsql.ingest.profile``), so this module only reads the file.
+
+Statistics are computed over at most ``sample_rows`` rows per table (the first
+rows in rowid order) so a 100k-row table costs a bounded scan; the row count
+itself is always exact.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from kgsql.db.connect import Connection, has_geometry_columns, open_database
+from kgsql.schema.model import (
+    Column,
+    ColumnStats,
+    DatabaseSchema,
+    ForeignKey,
+    SpatialInfo,
+    Table,
+)
+
+#: SpatiaLite's own metadata tables: part of the file, not of the user's schema.
+SPATIALITE_SYSTEM_TABLES = frozenset(
+    name.lower()
+    for name in (
+        "geometry_columns", "geometry_columns_auth", "geometry_columns_field_infos",
+        "geometry_columns_statistics", "geometry_columns_time", "spatial_ref_sys",
+        "spatial_ref_sys_aux", "spatialite_history", "sql_statements_log",
+        "views_geometry_columns", "views_geometry_columns_auth",
+        "views_geometry_columns_field_infos", "views_geometry_columns_statistics",
+        "virts_geometry_columns", "virts_geometry_columns_auth",
+        "virts_geometry_columns_field_infos", "virts_geometry_columns_statistics",
+        "ElementaryGeometries", "SpatialIndex", "KNN", "KNN2", "data_licenses",
+        "raster_coverages", "raster_coverages_keyword", "raster_coverages_srid",
+        "vector_coverages", "vector_coverages_keyword", "vector_coverages_srid",
+        "wms_getcapabilities", "wms_getmap", "wms_settings", "wms_ref_sys",
+        "topologies", "networks", "SE_external_graphics", "SE_fonts",
+        "SE_raster_styled_layers", "SE_raster_styles", "SE_vector_styled_layers",
+        "SE_vector_styles", "ISO_metadata", "ISO_metadata_reference", "rl2map_configurations",
+        "stored_procedures", "stored_variables",
+    )
+)
+
+GEOMETRY_TYPE_NAMES = frozenset(
+    {
+        "GEOMETRY", "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING",
+        "MULTIPOLYGON", "GEOMETRYCOLLECTION",
+    }
+)
+
+#: SpatiaLite 4+ stores geometry_columns.geometry_type as an OGC code.
+_GEOMETRY_CODES = {
+    0: "GEOMETRY", 1: "POINT", 2: "LINESTRING", 3: "POLYGON", 4: "MULTIPOINT",
+    5: "MULTILINESTRING", 6: "MULTIPOLYGON", 7: "GEOMETRYCOLLECTION",
+}
+
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
+
+DEFAULT_SAMPLE_ROWS = 100_000
+DEFAULT_VALUE_EXAMPLES = 5
+MAX_EXAMPLE_CHARS = 80
+
+
+def quote_identifier(name: str) -> str:
+    """Quote a SQLite identifier (double quotes, embedded quotes doubled)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def database_name_for(path: Path) -> str:
+    """A database's default name: the file stem (Spider's ``<db>/<db>.sqlite`` gives ``db``)."""
+    return path.stem
+
+
+def user_tables(conn: Connection, *, spatial: bool) -> list[str]:
+    """Names of the user's tables, without SQLite/SpatiaLite internals.
+
+    Excluded: ``sqlite_*`` tables, virtual tables and their shadow tables
+    (R*Tree spatial indexes, FTS), and, in a spatial database, SpatiaLite's
+    metadata tables.
+    """
+    rows = conn.execute(
+        "SELECT name, coalesce(sql, '') FROM sqlite_master WHERE type = 'table' ORDER BY rowid"
+    ).fetchall()
+    virtual = [name for name, sql in rows if sql.upper().startswith("CREATE VIRTUAL TABLE")]
+    result = []
+    for name, _sql in rows:
+        low = name.lower()
+        if low.startswith("sqlite_") or name in virtual:
+            continue
+        if any(low.startswith(v.lower() + "_") for v in virtual):
+            continue
+        if spatial and low in SPATIALITE_SYSTEM_TABLES:
+            continue
+        result.append(name)
+    return result
+
+
+def _registered_geometry(conn: Connection) -> dict[tuple[str, str], tuple[str, int | None]]:
+    """``geometry_columns`` rows keyed by (table, column), lower-cased."""
+    out: dict[tuple[str, str], tuple[str, int | None]] = {}
+    try:
+        rows = conn.execute(
+            "SELECT f_table_name, f_geometry_column, geometry_type, srid FROM geometry_columns"
+        ).fetchall()
+    except Exception:  # legacy layouts: fall back to content detection alone
+        return out
+    for table, column, gtype, srid in rows:
+        name = _GEOMETRY_CODES.get(int(gtype) % 1000, "GEOMETRY") if isinstance(gtype, int) else str(gtype)
+        out[(str(table).lower(), str(column).lower())] = (name, srid)
+    return out
+
+
+def _spatial_info(conn: Connection, table: str, column: str, registered: tuple[str, int | None] | None) -> SpatialInfo | None:
+    """Geometry type, SRID and extent of a geometry column, read from its values."""
+    qt, qc = quote_identifier(table), quote_identifier(column)
+    try:
+        kinds = conn.execute(
+            f"SELECT GeometryType({qc}) AS g, SRID({qc}) AS s, count(*) FROM {qt} "
+            f"WHERE {qc} IS NOT NULL GROUP BY g, s ORDER BY count(*) DESC LIMIT 5"
+        ).fetchall()
+    except Exception:
+        kinds = []
+    kinds = [k for k in kinds if k[0] is not None]
+    if not kinds and registered is None:
+        return None
+    if kinds:
+        types = sorted({str(k[0]).split(" ")[0].upper() for k in kinds})
+        gtype = types[0] if len(types) == 1 else "GEOMETRY"
+        srid = kinds[0][1]
+    else:
+        gtype, srid = registered  # type: ignore[misc]
+    extent = None
+    try:
+        row = conn.execute(
+            f"SELECT min(MbrMinX({qc})), min(MbrMinY({qc})), max(MbrMaxX({qc})), max(MbrMaxY({qc})) FROM {qt}"
+        ).fetchone()
+        if row and None not in row:
+            extent = [float(v) for v in row]
+    except Exception:
+        extent = None
+    return SpatialInfo(geometry_type=gtype, srid=int(srid) if srid is not None else None, extent=extent)
+
+
+def _looks_spatial(decl_type: str) -> bool:
+    return decl_type.strip().upper() in GEOMETRY_TYPE_NAMES
+
+
+def _column_stats(
+    conn: Connection, table: str, column: str, *, sample_rows: int, n_examples: int
+) -> tuple[ColumnStats, list[str]]:
+    """Distinct count, null fraction, min/max (numbers and dates), text sample and frequent values."""
+    qt, qc = quote_identifier(table), quote_identifier(column)
+    source = f"(SELECT {qc} AS v FROM {qt} LIMIT {int(sample_rows)})"
+    total, nulls, distinct, numeric, blobs, lo, hi = conn.execute(
+        "SELECT count(*), sum(v IS NULL), count(DISTINCT v), "
+        "sum(typeof(v) IN ('integer', 'real')), sum(typeof(v) = 'blob'), min(v), max(v) "
+        f"FROM {source}"
+    ).fetchone()
+    stats = ColumnStats(
+        distinct_count=int(distinct or 0),
+        null_fraction=(float(nulls) / total) if total else None,
+    )
+    non_null = (total or 0) - (nulls or 0)
+    if non_null and numeric == non_null:
+        stats.min, stats.max = lo, hi
+    elif non_null and isinstance(lo, str) and isinstance(hi, str) and _ISO_DATE.match(lo) and _ISO_DATE.match(hi):
+        stats.min, stats.max = lo, hi
+    examples: list[str] = []
+    if non_null and not blobs:
+        rows = conn.execute(
+            f"SELECT v, count(*) AS n FROM {source} WHERE v IS NOT NULL "
+            f"GROUP BY v ORDER BY n DESC, v LIMIT {int(n_examples)}"
+        ).fetchall()
+        examples = [_shorten(v) for v, _n in rows]
+        if numeric != non_null:
+            stats.sample = examples[:3]
+    return stats, examples
+
+
+def _shorten(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= MAX_EXAMPLE_CHARS else text[: MAX_EXAMPLE_CHARS - 1] + "…"
+
+
+def _foreign_keys(
+    conn: Connection, tables: list[Table]
+) -> tuple[list[ForeignKey], list[ForeignKey]]:
+    """Resolve ``PRAGMA foreign_key_list`` case-insensitively against real names.
+
+    An FK without a target column means the target's primary key. FKs whose
+    target table or column does not exist are returned separately (dangling)
+    so they can be reported rather than dropped silently.
+    """
+    by_name = {t.name.lower(): t for t in tables}
+    good: list[ForeignKey] = []
+    dangling: list[ForeignKey] = []
+    for table in tables:
+        rows = conn.execute(f"PRAGMA foreign_key_list({quote_identifier(table.name)})").fetchall()
+        for _id, seq, ref_table, from_col, to_col in (r[:5] for r in rows):
+            target = by_name.get(str(ref_table).lower())
+            src_col = _real_column(table, from_col)
+            if to_col is None and target is not None:
+                pk = target.primary_key
+                to_col = pk[seq] if seq < len(pk) else None
+            dst_col = _real_column(target, to_col) if target is not None and to_col else None
+            if target is None or src_col is None or dst_col is None:
+                dangling.append(ForeignKey(table.name, str(from_col), str(ref_table), str(to_col)))
+                continue
+            fk = ForeignKey(table.name, src_col, target.name, dst_col)
+            if fk not in good:
+                good.append(fk)
+    return good, dangling
+
+
+def _real_column(table: Table | None, name: str | None) -> str | None:
+    if table is None or name is None:
+        return None
+    for col in table.columns:
+        if col.name.lower() == str(name).lower():
+            return col.name
+    return None
+
+
+def read_database(
+    path: str | os.PathLike[str],
+    name: str | None = None,
+    *,
+    sample_rows: int = DEFAULT_SAMPLE_ROWS,
+    value_examples: int = DEFAULT_VALUE_EXAMPLES,
+    with_stats: bool = True,
+) -> DatabaseSchema:
+    """Read a SQLite/SpatiaLite file's schema, keys, statistics and examples."""
+    p = Path(path)
+    conn = open_database(p)
+    try:
+        spatial = has_geometry_columns(conn)
+        registered = _registered_geometry(conn) if spatial else {}
+        tables: list[Table] = []
+        for tname in user_tables(conn, spatial=spatial):
+            info = conn.execute(f"PRAGMA table_info({quote_identifier(tname)})").fetchall()
+            row_count = conn.execute(f"SELECT count(*) FROM {quote_identifier(tname)}").fetchone()[0]
+            table = Table(name=tname, row_count=int(row_count))
+            for _cid, cname, ctype, notnull, _default, pk in info:
+                col = Column(name=cname, type=ctype or "", is_primary_key=bool(pk), not_null=bool(notnull))
+                reg = registered.get((tname.lower(), cname.lower()))
+                if spatial and (reg is not None or _looks_spatial(col.type) or (ctype or "").upper() == "BLOB"):
+                    col.spatial = _spatial_info(conn, tname, cname, reg)
+                if with_stats and col.spatial is None:
+                    col.stats, col.value_examples = _column_stats(
+                        conn, tname, cname, sample_rows=sample_rows, n_examples=value_examples
+                    )
+                table.columns.append(col)
+            tables.append(table)
+        fks, dangling = _foreign_keys(conn, tables)
+    finally:
+        conn.close()
+    return DatabaseSchema(
+        name=name or database_name_for(p),
+        tables=tables,
+        foreign_keys=fks,
+        dangling_foreign_keys=dangling,
+        path=str(p.resolve()),
+        is_spatial=spatial,
+    )
+
+
+def find_databases(root: str | os.PathLike[str]) -> list[Path]:
+    """SQLite files under ``root``: a single file, a folder of files, or Spider's ``database/<db>/<db>.sqlite``.
+
+    Sorted by name so multi-database ingests are deterministic.
+    """
+    p = Path(root)
+    if p.is_file():
+        return [p]
+    suffixes = {".sqlite", ".sqlite3", ".db"}
+    found = [f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in suffixes]
+    return sorted(found, key=lambda f: (f.stem.lower(), str(f)))

@@ -1,0 +1,82 @@
+"""Shared fixtures: a real embedded Bolt server for the test session, real SQLite files."""
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE_DB = REPO / "examples" / "geo" / "geo.sqlite"
+
+
+@pytest.fixture(scope="session")
+def graph_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Folder of the embedded ArcadeDB server started for this test session."""
+    from kgsql.graph.embedded import ensure_server, stop_server
+
+    root = tmp_path_factory.mktemp("graph")
+    ensure_server(root)
+    yield root
+    stop_server(root)
+
+
+@pytest.fixture(scope="session")
+def schema_graph(graph_root: Path):  # type: ignore[no-untyped-def]
+    """A SchemaGraph on the session's embedded server, or on the real Neo4j named by
+    ``KGSQL_TEST_GRAPH_URI`` (set by tests/graph/test_neo4j_docker.py)."""
+    from kgsql.graph.schema_graph import SchemaGraph
+
+    uri = os.environ.get("KGSQL_TEST_GRAPH_URI")
+    if uri:
+        graph = SchemaGraph.open(uri, user=os.environ.get("KGSQL_TEST_GRAPH_USER", "neo4j"),
+                                 password=os.environ.get("KGSQL_TEST_GRAPH_PASSWORD"))
+    else:
+        graph = SchemaGraph.open(embedded_root=graph_root)
+    yield graph
+    graph.close()
+
+
+@pytest.fixture
+def unique_name() -> Callable[[str], str]:
+    """Database names unique per test, so tests sharing the graph never collide."""
+    return lambda prefix: f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def make_sqlite(tmp_path: Path) -> Callable[[str, str], Path]:
+    """Write a SQLite file from a SQL script; returns its path."""
+
+    def make(name: str, script: str) -> Path:
+        path = tmp_path / f"{name}.sqlite"
+        path.unlink(missing_ok=True)
+        conn = sqlite3.connect(path)
+        conn.executescript(script)
+        conn.commit()
+        conn.close()
+        return path
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def example_db() -> Path:
+    """The shipped example SpatiaLite database (built if a checkout lacks it)."""
+    if not EXAMPLE_DB.exists():
+        from examples.make_example_db import build  # pragma: no cover
+
+        build(EXAMPLE_DB)
+    return EXAMPLE_DB
+
+
+@pytest.fixture
+def cli_env(graph_root: Path) -> dict[str, str]:
+    """Environment for CLI subprocesses: the session's embedded graph, no stray config."""
+    env = dict(os.environ)
+    env["KGSQL_GRAPH_DIR"] = str(graph_root)
+    for var in ("KGSQL_GRAPH_URI", "NEO4J_URI", "KGSQL_CONFIG"):
+        env.pop(var, None)
+    return env
