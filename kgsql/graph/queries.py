@@ -7,7 +7,15 @@ from typing import Any
 from kgsql.errors import UnknownNameError
 from kgsql.graph.keys import table_key
 from kgsql.graph.store import GraphStore
-from kgsql.schema.model import Column, ColumnStats, DatabaseSchema, ForeignKey, SpatialInfo, Table
+from kgsql.schema.model import (
+    Column,
+    ColumnStats,
+    DatabaseSchema,
+    DerivedExpression,
+    ForeignKey,
+    SpatialInfo,
+    Table,
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,7 @@ def _column_from(props: dict[str, Any]) -> Column:
     return Column(
         name=props["name"],
         type=props.get("type", ""),
+        readable_name=props.get("readable_name", ""),
         is_primary_key=bool(props.get("is_primary_key", False)),
         not_null=bool(props.get("not_null", False)),
         description=props.get("description", ""),
@@ -94,6 +103,13 @@ def load_schema(store: GraphStore, database: str) -> DatabaseSchema:
         dialect="sqlite",
         is_spatial=bool(db.get("is_spatial", False)),
         dangling_foreign_keys=dangling,
+        description=db.get("description", ""),
+        derived=[
+            DerivedExpression(name, expression, description)
+            for name, expression, description in zip(
+                db.get("derived_names", []), db.get("derived_expressions", []), db.get("derived_descriptions", [])
+            )
+        ],
     )
 
 

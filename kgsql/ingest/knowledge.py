@@ -7,7 +7,7 @@ descriptions), an explicit ``--descriptions`` folder, and a YAML profile
 """
 from __future__ import annotations
 
-import importlib.resources
+import dataclasses
 from pathlib import Path
 
 from kgsql.schema.model import DatabaseSchema
@@ -25,20 +25,6 @@ def sibling_region_csv(db_path: Path) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
-def shipped_profile(database: str) -> Path | None:
-    """A profile for ``database`` shipped in ``kgsql.profiles`` (any subfolder)."""
-    root = importlib.resources.files("kgsql.profiles")
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        for entry in folder.iterdir():
-            if entry.is_dir():
-                stack.append(entry)
-            elif entry.name in (f"{database}.yaml", f"{database}.yml"):
-                return Path(str(entry))
-    return None
-
-
 def enrich(
     schema: DatabaseSchema,
     db_path: Path,
@@ -48,10 +34,17 @@ def enrich(
     use_shipped_profiles: bool = True,
 ) -> DatabaseSchema:
     """Merge descriptions, region descriptions and profile knowledge into ``schema``."""
+    from kgsql.ingest.profile import find_bundled_profile
+
     desc_dir = descriptions_dir or sibling_descriptions_dir(db_path)
     region_csv = sibling_region_csv(db_path)
+    renamed = False
     if profile_path is None and use_shipped_profiles:
-        profile_path = shipped_profile(schema.name)
+        profile_path = find_bundled_profile(schema.name)
+        if profile_path is None and db_path.stem != schema.name:
+            # ``--name traffic_d1`` on traffic.sqlite still gets traffic's shipped profile
+            profile_path = find_bundled_profile(db_path.stem)
+            renamed = profile_path is not None
     if desc_dir is None and region_csv is None and profile_path is None:
         return schema
     from kgsql.ingest.descriptions import load_description_dir, load_table_region_csv
@@ -60,4 +53,6 @@ def enrich(
     descriptions = load_description_dir(desc_dir) if desc_dir else None
     regions = load_table_region_csv(region_csv) if region_csv else None
     profile = load_profile(profile_path) if profile_path else None
+    if profile is not None and renamed:
+        profile = dataclasses.replace(profile, database=schema.name)
     return apply_profile(schema, profile, descriptions=descriptions, regions=regions)

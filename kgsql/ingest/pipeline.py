@@ -11,7 +11,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Iterable, TypeVar
 
 from kgsql.errors import DatabaseFileError, InputError, KgsqlError
 from kgsql.graph.store import GraphStore
@@ -19,6 +19,8 @@ from kgsql.graph.writer import WriteResult, write_schema
 from kgsql.ingest.knowledge import enrich
 from kgsql.ingest.reader import DEFAULT_SAMPLE_ROWS, find_databases, read_database
 from kgsql.schema.model import DatabaseSchema
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -64,7 +66,7 @@ def read_sources(
     descriptions_dir: Path | None = None,
     profile_path: Path | None = None,
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
-    on_progress: Callable[[str], None] | None = None,
+    progress: bool = False,
 ) -> list[DatabaseSchema]:
     """Phase one: read and enrich every database under ``source`` (no graph writes)."""
     root = Path(source)
@@ -79,7 +81,7 @@ def read_sources(
         raise InputError(f"--profile applies to one database but {root} holds {len(paths)}")
     schemas: list[DatabaseSchema] = []
     seen: dict[str, Path] = {}
-    for path in paths:
+    for path in _progress(paths, progress, "read"):
         schema = read_database(path, name, sample_rows=sample_rows)
         if schema.name in seen:
             raise InputError(
@@ -89,8 +91,6 @@ def read_sources(
         schemas.append(
             enrich(schema, path, descriptions_dir=descriptions_dir, profile_path=profile_path)
         )
-        if on_progress:
-            on_progress(schema.name)
     return schemas
 
 
@@ -108,38 +108,30 @@ def ingest(
     """Read every database under ``source`` then write each into ``store``."""
     report = IngestReport()
     t0 = time.perf_counter()
-    bar = _progress_bar(progress, total=len(find_databases(source)) if Path(source).exists() else 0)
-    try:
-        bar_update = (lambda db: (bar.set_postfix_str(f"read {db}"), bar.update(0.5))) if bar else None
-        schemas = read_sources(
-            source,
-            name=name,
-            descriptions_dir=descriptions_dir,
-            profile_path=profile_path,
-            sample_rows=sample_rows,
-            on_progress=bar_update,
-        )
-        report.read_seconds = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        for schema in schemas:
-            try:
-                report.add(write_schema(store, schema, force=force), schema)
-            except KgsqlError as exc:
-                raise type(exc)(f"{schema.name}: {exc}") from exc
-            if bar:
-                bar.set_postfix_str(f"wrote {schema.name}")
-                bar.update(0.5)
-        report.write_seconds = time.perf_counter() - t1
-    finally:
-        if bar:
-            bar.close()
+    schemas = read_sources(
+        source,
+        name=name,
+        descriptions_dir=descriptions_dir,
+        profile_path=profile_path,
+        sample_rows=sample_rows,
+        progress=progress,
+    )
+    report.read_seconds = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    for schema in _progress(schemas, progress, "write"):
+        try:
+            report.add(write_schema(store, schema, force=force), schema)
+        except KgsqlError as exc:
+            raise type(exc)(f"{schema.name}: {exc}") from exc
+    report.write_seconds = time.perf_counter() - t1
     report.seconds = time.perf_counter() - t0
     return report
 
 
-def _progress_bar(enabled: bool, total: int):  # type: ignore[no-untyped-def]
-    if not enabled or total <= 1:
-        return None
+def _progress(items: list[T], enabled: bool, stage: str) -> Iterable[T]:
+    """A progress bar on stderr for multi-database ingests (plain iteration otherwise)."""
+    if not enabled or len(items) <= 1:
+        return items
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="db", desc="ingest", leave=False)
+    return tqdm(items, unit="db", desc=f"ingest: {stage}", leave=False)

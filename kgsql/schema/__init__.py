@@ -3,9 +3,10 @@ from kgsql.schema.model import (
     Column,
     ColumnStats,
     DatabaseSchema,
+    DerivedExpression,
     ForeignKey,
     SpatialInfo,
     Table,
 )
 
-__all__ = ["Column", "ColumnStats", "DatabaseSchema", "ForeignKey", "SpatialInfo", "Table"]
+__all__ = ["Column", "ColumnStats", "DatabaseSchema", "DerivedExpression", "ForeignKey", "SpatialInfo", "Table"]

@@ -35,6 +35,7 @@ class SpatialInfo:
 class Column:
     name: str
     type: str = ""
+    readable_name: str = ""  # BIRD's expanded name, e.g. "Free Meal Count (K-12)" for a cryptic one
     is_primary_key: bool = False
     not_null: bool = False
     description: str = ""
@@ -47,6 +48,15 @@ class Column:
     @property
     def is_spatial(self) -> bool:
         return self.spatial is not None
+
+
+@dataclass(frozen=True)
+class DerivedExpression:
+    """A named SQL expression over the database's columns, e.g. a ratio the questions use."""
+
+    name: str
+    expression: str
+    description: str = ""
 
 
 @dataclass(frozen=True)
@@ -91,6 +101,8 @@ class DatabaseSchema:
     path: str = ""
     dialect: str = "sqlite"
     is_spatial: bool = False
+    description: str = ""
+    derived: list[DerivedExpression] = field(default_factory=list)
     # FKs whose target table/column does not exist: kept for reporting.
     dangling_foreign_keys: list[ForeignKey] = field(default_factory=list)
 

@@ -1,0 +1,135 @@
+"""``python -m kgsql.eval compare RUN_A RUN_B``: per-question wins and losses.
+
+Accepts records JSONL logs and ``score --json`` outputs alike. Only questions
+scored in both runs are compared; questions present in one run only, or
+unscored in either (missing database), are counted and listed apart so a
+difference in coverage cannot pass for a difference in accuracy.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from kgsql.errors import InputError
+from kgsql.eval.metrics import METRICS
+from kgsql.eval.records import Record, read_records
+
+
+def load_run(path: str | Path) -> list[Record]:
+    """Records of a run: a JSONL log or a JSON object with a ``records`` list."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"run file not found: {p}")
+    head = p.read_text(encoding="utf-8").lstrip()[:1]
+    if head == "{":
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            data = None  # a JSONL log also starts with "{"
+        if isinstance(data, dict):
+            if "records" not in data:
+                raise InputError(f"{p}: JSON without a 'records' list (not a score output)")
+            return [Record.from_dict(r) for r in data["records"]]
+    return read_records(p)
+
+
+def mcnemar_p(wins: int, losses: int) -> float | None:
+    """Exact two-sided McNemar (binomial) p-value on the discordant pairs."""
+    n = wins + losses
+    if n == 0:
+        return None
+    tail = sum(math.comb(n, k) for k in range(min(wins, losses) + 1))
+    return min(1.0, 2 * tail / 2**n)
+
+
+def compare_runs(a: list[Record], b: list[Record], metric: str = "spider_ex") -> dict[str, Any]:
+    """Wins (A better), losses (A worse) and ties per question on ``metric``."""
+    if metric not in METRICS:
+        raise InputError(f"unknown metric {metric!r}: expected one of {', '.join(METRICS)}")
+    by_a = {r.id: r for r in a}
+    by_b = {r.id: r for r in b}
+    common = [i for i in by_a if i in by_b]
+    out: dict[str, Any] = {
+        "metric": metric, "wins": [], "losses": [], "ties_correct": [], "ties_wrong": [],
+        "only_a": [i for i in by_a if i not in by_b],
+        "only_b": [i for i in by_b if i not in by_a],
+        "unscored": [],
+    }
+    sum_a = sum_b = 0.0
+    for qid in common:
+        va = getattr(by_a[qid], metric)
+        vb = getattr(by_b[qid], metric)
+        if va is None or vb is None:
+            out["unscored"].append(qid)
+            continue
+        sum_a += va
+        sum_b += vb
+        if va > vb:
+            out["wins"].append(qid)
+        elif va < vb:
+            out["losses"].append(qid)
+        else:
+            out["ties_correct" if va >= 1 else "ties_wrong"].append(qid)
+    n = len(common) - len(out["unscored"])
+    out["n_compared"] = n
+    out["a_mean"] = sum_a / n if n else None
+    out["b_mean"] = sum_b / n if n else None
+    out["delta"] = (sum_a - sum_b) / n if n else None
+    out["mcnemar_p"] = (mcnemar_p(len(out["wins"]), len(out["losses"]))
+                        if metric != "soft_f1" else None)
+    out["questions"] = {qid: {"question": by_a[qid].question, "db_id": by_a[qid].db_id,
+                              "a": getattr(by_a[qid], metric), "b": getattr(by_b[qid], metric)}
+                        for qid in out["wins"] + out["losses"]}
+    return out
+
+
+def format_comparison(result: dict[str, Any], name_a: str, name_b: str, *,
+                      list_questions: bool = True) -> str:
+    """Readable report: each win and loss, then the totals."""
+    lines = [f"A = {name_a}", f"B = {name_b}", f"metric: {result['metric']}"]
+    if list_questions:
+        for kind, sign in (("wins", "+"), ("losses", "-")):
+            if result[kind]:
+                lines.append(f"{kind} of A ({len(result[kind])}):")
+            for qid in result[kind]:
+                q = result["questions"][qid]
+                lines.append(f"  {sign} {qid:>10}  {q['db_id']:<22} A={q['a']:.3g} B={q['b']:.3g}  "
+                             f"{q['question'][:70]}")
+
+    def pct(v: float | None) -> str:
+        return "-" if v is None else f"{100 * v:.2f}"
+
+    lines += [
+        f"compared: {result['n_compared']}   A: {pct(result['a_mean'])}   B: {pct(result['b_mean'])}"
+        f"   A-B: {pct(result['delta'])} points",
+        f"wins: {len(result['wins'])}   losses: {len(result['losses'])}   "
+        f"both right: {len(result['ties_correct'])}   both wrong/equal: {len(result['ties_wrong'])}",
+    ]
+    if result["mcnemar_p"] is not None:
+        lines.append(f"exact McNemar p = {result['mcnemar_p']:.4g}")
+    extra = [f"{k}: {len(result[k])}" for k in ("only_a", "only_b", "unscored") if result[k]]
+    if extra:
+        lines.append("not compared: " + ", ".join(extra))
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_a", type=Path, help="records JSONL or score JSON")
+    parser.add_argument("run_b", type=Path, help="records JSONL or score JSON")
+    parser.add_argument("--metric", choices=METRICS, default="spider_ex")
+    parser.add_argument("--json", type=Path, default=None, help="write the comparison here")
+    parser.add_argument("--totals-only", action="store_true", help="do not list each question")
+
+
+def main(args: argparse.Namespace) -> int:
+    result = compare_runs(load_run(args.run_a), load_run(args.run_b), args.metric)
+    print(format_comparison(result, str(args.run_a), str(args.run_b),
+                            list_questions=not args.totals_only))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n",
+                             encoding="utf-8")
+    return 0

@@ -1,0 +1,405 @@
+"""Execution metrics: Spider test-suite EX, BIRD EX and BIRD Soft-F1.
+
+The comparison functions are pure (result rows in, verdict out) so they can be
+unit-tested on hand-made results; :func:`evaluate_prediction` executes the
+predicted and gold SQL on the same database and applies all three. Exact
+rules, with their sources, are in ``docs/eval.md``.
+"""
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import sqlglot
+from sqlglot.tokens import TokenType
+
+from kgsql.db.connect import open_database
+from kgsql.errors import DatabaseFileError, KgsqlError, QueryExecutionError, UnsafeSQLError
+
+try:  # the SQL guard (read-only check + timeout) when it is installed
+    from kgsql.db.guard import execute_query as _guard_execute  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - depends on which modules have landed
+    _guard_execute = None
+
+DEFAULT_TIMEOUT_S = 30.0
+MAX_ROWS = 1_000_000  # a result this large is reported as "truncated", not compared
+Row = tuple[Any, ...]
+DistinctMode = Literal["all", "select", "keep"]
+METRICS = ("spider_ex", "bird_ex", "soft_f1")
+
+
+# --------------------------------------------------------------------------- execution
+
+
+@dataclass
+class Execution:
+    """Outcome of running one query: rows, or an error with its kind."""
+
+    rows: list[Row] | None
+    error: str | None = None
+    kind: str | None = None  # "error", "timeout", "unsafe", "truncated", "missing_db"
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _decode_ignoring_errors(raw: bytes) -> str:
+    # Spider's test-suite decodes TEXT with errors="ignore": a few Spider
+    # databases hold non-UTF-8 bytes that would otherwise fail the fetch.
+    return raw.decode(errors="ignore")
+
+
+def _run_plain(conn: Any, sql: str, timeout_s: float, max_rows: int) -> Execution:
+    """Fallback when kgsql.db.guard is absent: progress-handler deadline only."""
+    start = time.monotonic()
+    deadline = start + timeout_s
+    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+    try:
+        rows = conn.execute(sql).fetchmany(max_rows + 1)
+    except Exception as exc:  # sqlite3.Error of either sqlite3 module, ValueError...
+        if time.monotonic() > deadline and "interrupt" in str(exc).lower():
+            return Execution(None, f"timed out after {timeout_s:g} s", "timeout",
+                             time.monotonic() - start)
+        return Execution(None, f"{type(exc).__name__}: {exc}", "error", time.monotonic() - start)
+    if len(rows) > max_rows:
+        return Execution(None, f"result has more than {max_rows} rows", "truncated",
+                         time.monotonic() - start)
+    return Execution([tuple(r) for r in rows], elapsed_s=time.monotonic() - start)
+
+
+def _run_guarded(conn: Any, sql: str, timeout_s: float, max_rows: int) -> Execution:
+    """Through kgsql.db.guard (read-only checks + deadline), errors mapped to kinds."""
+    start = time.monotonic()
+    try:
+        res = _guard_execute(conn, sql, timeout_s=timeout_s, max_rows=max_rows)
+    except UnsafeSQLError as exc:
+        return Execution(None, str(exc), "unsafe", time.monotonic() - start)
+    except QueryExecutionError as exc:
+        kind = "timeout" if getattr(exc, "kind", None) == "timeout" else "error"
+        return Execution(None, str(exc), kind, time.monotonic() - start)
+    except KgsqlError as exc:
+        return Execution(None, str(exc), "error", time.monotonic() - start)
+    if res.truncated:
+        return Execution(None, f"result has more than {max_rows} rows", "truncated",
+                         time.monotonic() - start)
+    return Execution([tuple(r) for r in res.rows], elapsed_s=time.monotonic() - start)
+
+
+def execute_sql(db_path: str | Path, sql: str, *, timeout_s: float = DEFAULT_TIMEOUT_S,
+                max_rows: int = MAX_ROWS) -> Execution:
+    """Run one read-only query; never raises for SQL problems (they become ``error``).
+
+    The connection comes from :func:`open_database` (read-only, SpatiaLite
+    when the file is spatial) with TEXT decoded leniently; the query runs
+    through ``kgsql.db.guard.execute_query`` when that module is importable.
+    """
+    if not sql or not sql.strip():
+        return Execution(None, "empty SQL", "error")
+    try:
+        conn = open_database(db_path, read_only=True)
+    except KgsqlError as exc:
+        kind = "missing_db" if isinstance(exc, DatabaseFileError) else "error"
+        return Execution(None, str(exc), kind)
+    try:
+        conn.text_factory = _decode_ignoring_errors
+        run = _run_guarded if _guard_execute is not None else _run_plain
+        return run(conn, sql, timeout_s, max_rows)
+    finally:
+        conn.close()
+
+
+# --------------------------------------------------------------------------- SQL text rules
+
+
+def _tokens(sql: str) -> list[Any] | None:
+    try:
+        return sqlglot.Dialect.get_or_raise("sqlite").tokenize(sql)
+    except Exception:  # sqlglot TokenError and friends: keep the text as is
+        return None
+
+
+def remove_distinct(sql: str, mode: DistinctMode = "all") -> str:
+    """Drop DISTINCT keywords as Spider's test-suite does before executing.
+
+    ``all`` (the official default) removes every DISTINCT keyword token:
+    ``SELECT DISTINCT`` at any nesting level and ``COUNT(DISTINCT x)`` /
+    ``SUM(DISTINCT x)``. ``select`` removes only those right after SELECT;
+    ``keep`` removes none. Strings and quoted identifiers are never touched.
+    """
+    if mode == "keep" or "distinct" not in sql.lower():
+        return sql
+    toks = _tokens(sql)
+    if toks is None:
+        return sql
+    spans = [
+        (t.start, t.end + 1) for i, t in enumerate(toks)
+        if t.token_type == TokenType.DISTINCT
+        and (mode == "all" or (i > 0 and toks[i - 1].token_type == TokenType.SELECT))
+    ]
+    for start, end in reversed(spans):
+        sql = sql[:start] + sql[end:]
+    return sql
+
+
+def order_matters(gold_sql: str) -> bool:
+    """Row order counts when the gold query has ORDER BY anywhere (test-suite rule).
+
+    The reference tests ``'order by' in gold.lower()``; the ORDER BY keyword
+    token is used here so that string literals and odd spacing do not matter.
+    """
+    toks = _tokens(gold_sql)
+    if toks is None:
+        return re.search(r"\border\s+by\b", gold_sql, re.IGNORECASE) is not None
+    return any(t.token_type == TokenType.ORDER_BY for t in toks)
+
+
+# --------------------------------------------------------------------------- comparisons
+
+
+def spider_rows_match(gold: Sequence[Row], pred: Sequence[Row], ordered: bool) -> bool:
+    """Spider test-suite denotation equality.
+
+    Both empty: match. Otherwise the row and column counts must agree and
+    some permutation of the predicted columns must make the results equal:
+    as lists when ``ordered`` (gold has ORDER BY), as multisets otherwise.
+    Values compare with Python equality (1 == 1.0, NULL == NULL).
+    """
+    if not gold and not pred:
+        return True
+    if len(gold) != len(pred):
+        return False
+    ncols = len(gold[0])
+    if any(len(r) != ncols for r in gold) or any(len(r) != ncols for r in pred):
+        return False
+    gold_cols = [tuple(r[i] for r in gold) for i in range(ncols)]
+    pred_cols = [tuple(r[i] for r in pred) for i in range(ncols)]
+    if ordered:
+        # Rows line up one to one, so a column permutation exists exactly when
+        # the two results have the same multiset of column vectors.
+        return Counter(gold_cols) == Counter(pred_cols)
+    return _unordered_permutation_exists(gold, pred, gold_cols, pred_cols)
+
+
+def _unordered_permutation_exists(gold: Sequence[Row], pred: Sequence[Row],
+                                  gold_cols: list[Row], pred_cols: list[Row]) -> bool:
+    """Search column assignments, pruned by per-column value multisets.
+
+    Gold column i may only take a predicted column with the same multiset of
+    values; predicted columns with identical value vectors are interchangeable
+    and tried once; after each assignment the row multisets projected on the
+    assigned columns must agree, which cuts most dead branches early.
+    """
+    gold_sig = [Counter(c) for c in gold_cols]
+    groups: dict[Row, list[int]] = {}
+    for j, col in enumerate(pred_cols):
+        groups.setdefault(col, []).append(j)
+    group_keys = list(groups)
+    group_sig = [Counter(k) for k in group_keys]
+    capacity = [len(groups[k]) for k in group_keys]
+    candidates = [[g for g, sig in enumerate(group_sig) if sig == gold_sig[i]]
+                  for i in range(len(gold_cols))]
+    if any(not c for c in candidates):
+        return False
+    order = sorted(range(len(gold_cols)), key=lambda i: len(candidates[i]))
+    chosen: list[int] = []
+
+    def projected_equal(depth: int) -> bool:
+        cols = order[:depth]
+        g = Counter(tuple(row[i] for i in cols) for row in gold)
+        vecs = [group_keys[chosen[k]] for k in range(depth)]
+        p = Counter(zip(*vecs))
+        return g == p
+
+    def search(depth: int) -> bool:
+        if depth == len(order):
+            return True
+        for g in candidates[order[depth]]:
+            if capacity[g] == 0:
+                continue
+            capacity[g] -= 1
+            chosen.append(g)
+            if projected_equal(depth + 1) and search(depth + 1):
+                return True
+            chosen.pop()
+            capacity[g] += 1
+        return False
+
+    return search(0)
+
+
+def bird_rows_match(gold: Sequence[Row], pred: Sequence[Row]) -> bool:
+    """BIRD EX: the two results are equal as sets of rows (order, duplicates ignored)."""
+    return set(map(tuple, pred)) == set(map(tuple, gold))
+
+
+def round_floats(rows: Iterable[Row], digits: int) -> list[Row]:
+    """Rows with every float rounded to ``digits`` (opt-in tolerance for Soft-F1)."""
+    return [tuple(round(v, digits) if isinstance(v, float) else v for v in r) for r in rows]
+
+
+def soft_f1(gold: Sequence[Row], pred: Sequence[Row], *, digits: int | None = None) -> float:
+    """BIRD Mini-Dev Soft-F1 (evaluation_f1.py semantics).
+
+    Both empty: 1.0. Duplicate rows are dropped keeping first occurrences,
+    then rows are paired by position. For a pair, each predicted cell found
+    in the gold row adds 1/len(gold row) to TP, each one not found adds
+    1/len(gold row) to FP, and each gold cell missing from the predicted row
+    adds 1/len(gold row) to FN. An unpaired gold row adds 1 to FN, an
+    unpaired predicted row 1 to FP. F1 = 2PR/(P+R), 0 when undefined.
+    """
+    if digits is not None:
+        gold, pred = round_floats(gold, digits), round_floats(pred, digits)
+    if not gold and not pred:
+        return 1.0
+    gold_rows = list(dict.fromkeys(map(tuple, gold)))
+    pred_rows = list(dict.fromkeys(map(tuple, pred)))
+    tp = fp = fn = 0.0
+    for i, g in enumerate(gold_rows):
+        if i >= len(pred_rows):
+            fn += 1
+            continue
+        p = pred_rows[i]
+        width = len(g)
+        tp += sum(v in g for v in p) / width
+        fp += sum(v not in g for v in p) / width
+        fn += sum(v not in p for v in g) / width
+    fp += max(len(pred_rows) - len(gold_rows), 0)
+    precision = tp / (tp + fp) if tp + fp > 0 else 0.0
+    recall = tp / (tp + fn) if tp + fn > 0 else 0.0
+    if precision + recall == 0:
+        return 0.0
+    return 2 * precision * recall / (precision + recall)
+
+
+# --------------------------------------------------------------------------- one question
+
+
+@dataclass
+class Verdict:
+    """All three metrics for one prediction, with why it failed when it did."""
+
+    spider_ex: int = 0
+    bird_ex: int = 0
+    soft_f1: float = 0.0
+    error: str | None = None
+    error_kind: str | None = None  # pred_error, pred_timeout, gold_error, ...
+    matched_gold: int | None = None  # index of the gold alternative that matched
+    pred_elapsed_s: float | None = None
+    gold_errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+Executor = Callable[..., Execution]
+
+
+def evaluate_prediction(
+    db_path: str | Path,
+    gold_sqls: Sequence[str],
+    pred_sql: str | None,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    distinct: DistinctMode = "all",
+    soft_f1_digits: int | None = None,
+    execute: Executor = execute_sql,
+) -> Verdict:
+    """Execute ``pred_sql`` and each gold alternative on ``db_path`` and score.
+
+    Spider EX runs both queries with DISTINCT removed (``distinct``); BIRD EX
+    and Soft-F1 use them as written. With several gold alternatives each
+    metric takes its best value over the alternatives that execute. Errors
+    and timeouts of the prediction score 0; a gold query that fails on every
+    alternative scores 0 with ``error_kind="gold_error"``.
+    """
+    if not pred_sql or not pred_sql.strip():
+        return Verdict(error="no prediction", error_kind="no_prediction")
+    pred = execute(db_path, pred_sql, timeout_s=timeout_s)
+    verdict = Verdict(pred_elapsed_s=pred.elapsed_s)
+    if not pred.ok:
+        verdict.error = f"prediction failed: {pred.error}"
+        verdict.error_kind = "pred_timeout" if pred.kind == "timeout" else f"pred_{pred.kind}"
+        return verdict
+    pred_spider_sql = remove_distinct(pred_sql, distinct)
+    pred_spider = pred if pred_spider_sql == pred_sql else execute(
+        db_path, pred_spider_sql, timeout_s=timeout_s)
+    scored = False
+    for i, gold_sql in enumerate(gold_sqls):
+        gold = execute(db_path, gold_sql, timeout_s=timeout_s)
+        if not gold.ok:
+            verdict.gold_errors.append(f"gold {i}: {gold.error}")
+            continue
+        scored = True
+        gold_spider_sql = remove_distinct(gold_sql, distinct)
+        gold_spider = gold if gold_spider_sql == gold_sql else execute(
+            db_path, gold_spider_sql, timeout_s=timeout_s)
+        spider = int(bool(pred_spider.ok and gold_spider.ok and spider_rows_match(
+            gold_spider.rows or [], pred_spider.rows or [], order_matters(gold_spider_sql))))
+        bird = int(bird_rows_match(gold.rows or [], pred.rows or []))
+        f1 = soft_f1(gold.rows or [], pred.rows or [], digits=soft_f1_digits)
+        if verdict.matched_gold is None and (spider or bird):
+            verdict.matched_gold = i
+        verdict.spider_ex = max(verdict.spider_ex, spider)
+        verdict.bird_ex = max(verdict.bird_ex, bird)
+        verdict.soft_f1 = max(verdict.soft_f1, f1)
+    if not scored:
+        verdict.error = "gold query failed: " + "; ".join(verdict.gold_errors)
+        verdict.error_kind = "gold_error"
+    return verdict
+
+
+# --------------------------------------------------------------------------- aggregation
+
+
+def mean_metrics(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Counts and means of the three metrics over rows that carry verdicts.
+
+    Rows whose verdicts are None (database missing) count in ``n`` and
+    ``n_missing_db`` but not in the means, so the denominator is ``n_scored``.
+    """
+    rows = list(rows)
+    scored = [r for r in rows if r.get("spider_ex") is not None]
+    out: dict[str, Any] = {
+        "n": len(rows),
+        "n_scored": len(scored),
+        "n_missing_db": sum(r.get("error_kind") == "missing_db" for r in rows),
+        "n_pred_error": sum(str(r.get("error_kind") or "").startswith("pred_")
+                            or r.get("error_kind") == "no_prediction" for r in scored),
+        "n_gold_error": sum(r.get("error_kind") == "gold_error" for r in scored),
+    }
+    for metric in METRICS:
+        values = [float(r[metric]) for r in scored if r.get(metric) is not None]
+        out[metric] = sum(values) / len(values) if values else None
+    return out
+
+
+def aggregate(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Overall means plus breakdowns by difficulty, by full label and by label tag."""
+    rows = list(rows)
+    out = mean_metrics(rows)
+    by_difficulty: dict[str, list[Mapping[str, Any]]] = {}
+    by_label: dict[str, list[Mapping[str, Any]]] = {}
+    by_tag: dict[str, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        if r.get("difficulty"):
+            by_difficulty.setdefault(str(r["difficulty"]), []).append(r)
+        if r.get("label"):
+            by_label.setdefault(str(r["label"]), []).append(r)
+            for tag in str(r["label"]).split():
+                by_tag.setdefault(tag, []).append(r)
+    order = {k: i for i, k in enumerate(
+        ("easy", "medium", "hard", "extra", "simple", "moderate", "challenging"))}
+    if by_difficulty:
+        out["by_difficulty"] = {k: mean_metrics(by_difficulty[k]) for k in sorted(
+            by_difficulty, key=lambda k: (order.get(k, len(order)), k))}
+    if by_label:
+        out["by_label"] = {k: mean_metrics(v) for k, v in sorted(by_label.items())}
+        out["by_tag"] = {k: mean_metrics(v) for k, v in sorted(by_tag.items())}
+    return out
