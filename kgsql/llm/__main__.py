@@ -1,0 +1,4 @@
+"""Entry point for ``python -m kgsql.llm``."""
+from kgsql.llm.cli import main
+
+raise SystemExit(main())

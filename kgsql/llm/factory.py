@@ -1,0 +1,55 @@
+"""``default_lm()``: the LM pipeline code gets when the user configured nothing special.
+
+A configured endpoint (``KGSQL_LLM_BASE_URL``) wins; otherwise kgsql starts the
+local model once per process and reuses it, so offline users need no API.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from typing import Any
+
+from kgsql.llm.config import DEFAULT_LOCAL_MODEL, ENV_BASE_URL, ENV_LOCAL_MODEL
+from kgsql.llm.openai_lm import OpenAIChatLM
+from kgsql.llm.server import LocalModelServer
+
+_lock = threading.Lock()
+_servers: dict[str, LocalModelServer] = {}
+
+
+def local_server(model: str | None = None, **server_kwargs: Any) -> LocalModelServer:
+    """The process-wide local server for ``model`` (started on first use)."""
+    name = model or os.environ.get(ENV_LOCAL_MODEL) or DEFAULT_LOCAL_MODEL
+    with _lock:
+        srv = _servers.get(name)
+        if srv is None or not srv.running:
+            srv = LocalModelServer(name, **server_kwargs).start()
+            _servers[name] = srv
+        return srv
+
+
+def stop_local_servers() -> None:
+    """Stop every server ``local_server`` started (also runs at interpreter exit)."""
+    with _lock:
+        servers = list(_servers.values())
+        _servers.clear()
+    for srv in servers:
+        srv.stop()
+
+
+atexit.register(stop_local_servers)
+
+
+def default_lm(**lm_kwargs: Any) -> OpenAIChatLM:
+    """An LM from the environment: the configured endpoint, else the local model.
+
+    ``KGSQL_LLM_BASE_URL`` set: ``OpenAIChatLM`` from env (model from
+    ``KGSQL_LLM_MODEL``). Unset: the local server for ``KGSQL_LOCAL_MODEL``
+    (default qwen2.5-coder-1.5b); if it is not pulled the error names the pull command.
+    """
+    if os.environ.get(ENV_BASE_URL):
+        return OpenAIChatLM(**lm_kwargs)
+    srv = local_server()
+    lm_kwargs.setdefault("timeout_s", 600.0)  # CPU generation of long SQL can take minutes
+    return OpenAIChatLM(model=srv.model, base_url=srv.base_url, **lm_kwargs)
