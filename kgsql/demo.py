@@ -2,7 +2,10 @@
 
 Ingests ``examples/geo/geo.sqlite`` into the schema graph (the embedded server
 unless ``KGSQL_GRAPH_URI`` is set), prints what the graph now knows, a join
-path found by the graph, and writes a picture of the schema graph.
+path found by the graph, writes a picture of the schema graph, and answers
+example questions end to end with the full kgsql method: the LLM at
+``KGSQL_LLM_BASE_URL`` if set, else the local model (``KGSQL_LOCAL_MODEL``;
+the demo defaults to the 0.5B model so it finishes in minutes on 2 cores).
 """
 from __future__ import annotations
 
@@ -13,6 +16,11 @@ from pathlib import Path
 from kgsql.errors import KgsqlError
 
 REPO = Path(__file__).resolve().parents[1]
+QUESTIONS = [
+    "Which river is the longest?",
+    "How many cities are there in each province?",
+]
+DEMO_MODEL = "qwen2.5-coder-0.5b"
 EXAMPLE = REPO / "examples" / "geo" / "geo.sqlite"
 
 
@@ -36,10 +44,36 @@ def describe(graph, db: str) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(lines)
 
 
+def answer_questions(graph, db: str, questions: list[str]) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import time
+
+    from kgsql.ask import format_table
+    from kgsql.generate.pipeline import Text2SQL
+    from kgsql.llm.factory import default_lm
+
+    os.environ.setdefault("KGSQL_LOCAL_MODEL", DEMO_MODEL)
+    where = os.environ.get("KGSQL_LLM_BASE_URL") or f"local model {os.environ['KGSQL_LOCAL_MODEL']}"
+    print(f"\nAnswering {len(questions)} question(s) with {where} (full kgsql method)...")
+    t2s = Text2SQL(graph, default_lm())
+    for question in questions:
+        t0 = time.perf_counter()
+        answer = t2s.ask(question, db=db)
+        print(f"\nQ: {question}")
+        if answer.evidence:
+            print(f"Evidence: {answer.evidence}")
+        print(f"SQL: {answer.sql or '(none)'}")
+        print(f"Error: {answer.error}" if answer.error else format_table(answer.columns, answer.rows))
+        print(f"({answer.rounds} round(s), {answer.tokens.get('total', 0)} tokens, "
+              f"{time.perf_counter() - t0:.0f}s)")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m kgsql.demo", description=__doc__)
     p.add_argument("--db-file", type=Path, default=EXAMPLE)
     p.add_argument("--out", type=Path, default=Path("out") / "geo-graph.html")
+    p.add_argument("--questions", type=int, default=len(QUESTIONS), help="how many example questions to answer")
+    p.add_argument("--question", action="append", help="ask this question instead (repeatable)")
     args = p.parse_args(argv)
     from kgsql.graph.schema_graph import SchemaGraph
 
@@ -59,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
                 for hop in path.conditions:
                     print(f"    ON {' AND '.join(hop)}")
             print(f"\nSchema graph picture: {graph.export(db, args.out)}")
+            questions = args.question or QUESTIONS[: args.questions]
+            if questions:
+                answer_questions(graph, db, questions)
     except KgsqlError as exc:
         print(f"kgsql.demo: error: {exc}", file=sys.stderr)
         return 1

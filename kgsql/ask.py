@@ -1,0 +1,110 @@
+"""``python -m kgsql.ask --db NAME "question"``: answer a question with SQL.
+
+Uses the schema graph (embedded unless ``--graph``/``KGSQL_GRAPH_URI``) and the
+LLM configured by ``KGSQL_LLM_BASE_URL``/``KGSQL_LLM_MODEL`` or, with none, the
+local model (``python -m kgsql.llm pull qwen2.5-coder-1.5b`` first). Each
+``--no-*`` flag switches one method component off, for ablations.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from typing import Any
+
+from kgsql.errors import KgsqlError
+from kgsql.secrets import redact
+
+ABLATIONS = {
+    "--no-kg-schema": ("kg_schema", "plain CREATE TABLE of the whole database instead of the KG-based schema"),
+    "--no-selection": ("selection", "no knowledge selection (the whole database in the KG-based schema)"),
+    "--no-evidence": ("evidence", "no generated evidence"),
+    "--no-tips": ("tips", "no schema-tips self-correction"),
+    "--no-sdbms": ("sdbms", "no SpatiaLite knowledge"),
+    "--no-geo": ("geo", "no geographic table descriptions"),
+    "--no-least-to-most": ("least_to_most", "direct SQL instead of least-to-most"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m kgsql.ask", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("question")
+    p.add_argument("--db", required=True, help="database name in the graph")
+    p.add_argument("--evidence", help="evidence to use (BIRD's oracle knowledge)")
+    p.add_argument("--user-evidence", choices=["add", "replace", "ignore"], default="add",
+                   help="how user evidence combines with generated evidence")
+    p.add_argument("--graph", help="Bolt URI (default: embedded)")
+    p.add_argument("--max-rounds", type=int, default=5, help="generations at most (self-correction)")
+    p.add_argument("--timeout", type=float, default=30.0, help="SQL execution timeout, seconds")
+    p.add_argument("--max-rows", type=int, default=1000)
+    p.add_argument("--json", action="store_true", help="print the whole answer as JSON")
+    p.add_argument("--trace", action="store_true", help="also print every prompt and response")
+    for flag, (_field, help_text) in ABLATIONS.items():
+        p.add_argument(flag, action="store_true", help=help_text)
+    return p
+
+
+def options_from(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from kgsql.generate.pipeline import MethodOptions
+
+    opts = MethodOptions(max_rounds=args.max_rounds, timeout_s=args.timeout, max_rows=args.max_rows,
+                         user_evidence=args.user_evidence)
+    for flag, (field, _help) in ABLATIONS.items():
+        if getattr(args, flag.lstrip("-").replace("-", "_")):
+            opts = replace(opts, **{field: False})
+    return opts
+
+
+def format_table(columns: list[str], rows: list[tuple[Any, ...]], limit: int = 20) -> str:
+    if not columns:
+        return "(no columns)"
+    shown = [[("NULL" if v is None else str(v))[:40] for v in row] for row in rows[:limit]]
+    widths = [max([len(c)] + [len(r[i]) for r in shown]) for i, c in enumerate(columns)]
+    line = " | ".join(c.ljust(w) for c, w in zip(columns, widths))
+    out = [line, "-+-".join("-" * w for w in widths)]
+    out += [" | ".join(v.ljust(w) for v, w in zip(r, widths)) for r in shown]
+    if len(rows) > limit:
+        out.append(f"... {len(rows) - limit} more row(s)")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        from kgsql.generate.pipeline import Text2SQL, check_question
+        from kgsql.graph.schema_graph import SchemaGraph
+        from kgsql.llm.factory import default_lm
+
+        check_question(args.question)
+        with SchemaGraph.open(args.graph) as graph:
+            graph.database_info(args.db)  # unknown database: fail before starting a model
+            t2s = Text2SQL(graph, default_lm(), options=options_from(args))
+            answer = t2s.ask(args.question, db=args.db, evidence=args.evidence)
+    except KgsqlError as exc:
+        print(f"kgsql.ask: error: {redact(str(exc))}", file=sys.stderr)
+        return 1
+    if args.json:
+        data = answer.to_dict()
+        if not args.trace:
+            data.pop("prompts")
+        print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    else:
+        if args.trace:
+            for step in answer.prompts:
+                print(f"----- {step['step']} prompt -----\n{step['messages'][-1]['content']}\n"
+                      f"----- {step['step']} response -----\n{step['response']}\n")
+        if answer.evidence:
+            print(f"Evidence: {answer.evidence}")
+        print(f"SQL: {answer.sql or '(none)'}")
+        if answer.error:
+            print(f"Error: {answer.error}")
+        else:
+            print(format_table(answer.columns, answer.rows))
+        print(f"({answer.rounds} round(s), {answer.tokens.get('total', 0)} tokens, {answer.latency_s:.1f}s)")
+    return 0 if answer.error is None else 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

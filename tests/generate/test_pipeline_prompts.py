@@ -1,0 +1,125 @@
+"""Golden prompts of the Text2SQL pipeline, driven by a scripted LM.
+
+Each case answers one question on the shipped example database with a
+scripted model and compares every prompt the pipeline sent with a golden
+file in fixtures/prompts/. Regenerate after an intended change with
+``KGSQL_UPDATE_GOLDEN=1 pytest tests/generate/test_pipeline_prompts.py``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kgsql.errors import InputError, LLMError
+from kgsql.generate.pipeline import MethodOptions, Text2SQL
+from kgsql.llm.scripted import ScriptedLM
+
+GOLDEN = Path(__file__).parent / "fixtures" / "prompts"
+QUESTION = "Which river is the longest?"
+
+SCRIPT = {
+    "evidence_terms": "- river\n- longest",
+    "evidence_mapping": "- river refers to the table rivers\n- longest refers to MAX(length_km)",
+    "evidence_summary": "longest river refers to MAX(length_km) in the table rivers",
+    "decompose": "- What is the length of each river?\n- Which river is the longest?",
+    "sql": [
+        "```sql\nSELECT nme FROM rivers ORDER BY length_km DESC LIMIT 1\n```",
+        "```sql\nSELECT name FROM rivers ORDER BY length_km DESC LIMIT 1\n```",
+    ],
+}
+
+CASES = {
+    "kgsql_full": (MethodOptions(selection=False), None),
+    "kgsql_direct_no_evidence": (MethodOptions(selection=False, least_to_most=False, evidence=False), None),
+    "no_kg_schema": (MethodOptions(kg_schema=False, evidence=False), None),
+    "no_sdbms_no_geo_no_tips": (MethodOptions(selection=False, sdbms=False, geo=False, tips=False,
+                                              evidence=False), None),
+    "user_evidence_replace": (MethodOptions(selection=False, user_evidence="replace"),
+                              "longest refers to the largest length_km"),
+}
+
+
+@pytest.fixture(scope="module")
+def geo_graph(schema_graph, example_db):
+    schema_graph.ingest(example_db, name="geo")
+    return schema_graph
+
+
+def render_calls(lm: ScriptedLM) -> str:
+    out = []
+    for i, call in enumerate(lm.calls, 1):
+        for message in call.messages:
+            out.append(f"===== call {i}: {call.step} ({message['role']}) =====\n{message['content']}")
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_golden_prompts(geo_graph, case):
+    options, user_evidence = CASES[case]
+    lm = ScriptedLM({k: list(v) if isinstance(v, list) else v for k, v in SCRIPT.items()})
+    answer = Text2SQL(geo_graph, lm, options=options).ask(QUESTION, db="geo", evidence=user_evidence)
+    if options.tips:  # the scripted first SQL is wrong; the tip round fixes it
+        assert answer.error is None and answer.rows == [("Silver River",)], answer.error
+    else:
+        assert "no such column: nme" in answer.error and answer.rounds == 1
+    got = render_calls(lm)
+    path = GOLDEN / f"{case}.txt"
+    if os.environ.get("KGSQL_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(got, encoding="utf-8")
+    assert got == path.read_text(encoding="utf-8")
+
+
+def test_tips_round_fixes_the_query(geo_graph):
+    lm = ScriptedLM({k: list(v) if isinstance(v, list) else v for k, v in SCRIPT.items()})
+    answer = Text2SQL(geo_graph, lm, options=MethodOptions(selection=False)).ask(QUESTION, db="geo")
+    assert answer.rounds == 2
+    assert answer.candidates == ["SELECT nme FROM rivers ORDER BY length_km DESC LIMIT 1",
+                                 "SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1"]
+    assert answer.tips[0] == "The column 'nme' does not exist in the table 'rivers' and should not be used."
+    assert lm.steps() == ["evidence_terms", "evidence_mapping", "evidence_summary", "decompose", "sql", "sql"]
+    assert "### Schema tips" in lm.calls_for("sql")[1].messages[-1]["content"]
+    assert answer.tokens["total"] > 0 and answer.records() == [{"name": "Silver River"}]
+
+
+def test_without_tips_one_round_and_the_error_is_reported(geo_graph):
+    lm = ScriptedLM({"sql": SCRIPT["sql"][0]})
+    options = MethodOptions(selection=False, tips=False, evidence=False, least_to_most=False)
+    answer = Text2SQL(geo_graph, lm, options=options).ask(QUESTION, db="geo")
+    assert answer.rounds == 1 and answer.rows == []
+    assert "no such column: nme" in answer.error
+
+
+def test_rounds_stop_at_max_rounds_and_last_prediction_is_final(geo_graph):
+    bad = [f"SELECT nme{i} FROM rivers" for i in range(10)]
+    lm = ScriptedLM({"sql": bad})
+    options = MethodOptions(selection=False, evidence=False, least_to_most=False, max_rounds=3)
+    answer = Text2SQL(geo_graph, lm, options=options).ask(QUESTION, db="geo")
+    assert answer.rounds == 3 and answer.sql == "SELECT nme2 FROM rivers"
+    assert "no such column: nme2" in answer.error
+
+
+def test_model_failure_and_garbage_become_answer_errors(geo_graph):
+    options = MethodOptions(selection=False, evidence=False, least_to_most=False, max_rounds=2)
+    down = ScriptedLM({"sql": LLMError("LLM endpoint http://127.0.0.1:9 is down")})
+    answer = Text2SQL(geo_graph, down, options=options).ask(QUESTION, db="geo")
+    assert answer.sql == "" and "is down" in answer.error
+    garbage = ScriptedLM({"sql": ["I cannot help with that.", "Still no."]})
+    answer = Text2SQL(geo_graph, garbage, options=options).ask(QUESTION, db="geo")
+    assert answer.rounds == 2 and "no SQL" in answer.error
+
+
+def test_unsafe_sql_is_never_run(geo_graph, example_db):
+    before = example_db.read_bytes()
+    lm = ScriptedLM({"sql": ["DROP TABLE rivers", "DELETE FROM rivers"]})
+    options = MethodOptions(selection=False, evidence=False, least_to_most=False, max_rounds=2)
+    answer = Text2SQL(geo_graph, lm, options=options).ask(QUESTION, db="geo")
+    assert answer.error and example_db.read_bytes() == before
+
+
+@pytest.mark.parametrize("question", ["", "   ", "x" * 5000])
+def test_bad_questions_are_refused(geo_graph, question):
+    with pytest.raises(InputError, match="empty|characters long"):
+        Text2SQL(geo_graph, ScriptedLM({})).ask(question, db="geo")
