@@ -85,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     except KgsqlError as exc:
         print(f"kgsql.ask: error: {redact(str(exc))}", file=sys.stderr)
         return 1
+    if answer.error and not answer.sql:  # nothing to show: the model never produced SQL
+        print(f"kgsql.ask: error: {redact(answer.error)}", file=sys.stderr)
+        return 1
     if args.json:
         data = answer.to_dict()
         if not args.trace:
