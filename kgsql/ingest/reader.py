@@ -175,7 +175,7 @@ def _column_stats(
     examples: list[str] = []
     if non_null and not blobs:
         rows = conn.execute(
-            f"SELECT v, count(*) AS n FROM {source} WHERE v IS NOT NULL "
+            f"SELECT v, count(*) AS n FROM {source} WHERE v IS NOT NULL AND trim(v) != '' "
             f"GROUP BY v ORDER BY n DESC, v LIMIT {int(n_examples)}"
         ).fetchall()
         examples = [_shorten(v) for v, _n in rows]

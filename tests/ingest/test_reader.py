@@ -50,6 +50,12 @@ def test_statistics_and_value_examples(make_sqlite):
     assert schema.table("orders").column("ghost_id").stats.null_fraction == 1.0
 
 
+def test_blank_strings_are_not_value_examples(make_sqlite):
+    schema = read_database(make_sqlite("blank", "CREATE TABLE t (kind TEXT);"
+                                       "INSERT INTO t VALUES (''), (''), (''), ('  '), ('river'), (NULL);"))
+    assert schema.table("t").column("kind").value_examples == ["river"]
+
+
 def test_spatial_database_geometry_columns(example_db):
     schema = read_database(example_db)
     assert schema.is_spatial
