@@ -1,0 +1,81 @@
+"""Turning identifiers and schema knowledge into words a text encoder understands.
+
+Schema names are written for machines (``NumGE1500``, ``cust_addr``,
+``CDSCode``); encoders were trained on prose. Splitting and expanding names is
+the cheapest way to make ``"number of customers"`` meet ``num_cust``.
+"""
+from __future__ import annotations
+
+import re
+
+#: Common schema abbreviations -> words. Kept small and unambiguous; the
+#: original token stays in the text too, so a wrong expansion costs little.
+ABBREVIATIONS: dict[str, str] = {
+    "num": "number", "no": "number", "nbr": "number", "cnt": "count", "qty": "quantity",
+    "amt": "amount", "avg": "average", "max": "maximum", "min": "minimum", "pct": "percent",
+    "perc": "percent", "id": "id", "desc": "description", "addr": "address", "dept": "department",
+    "emp": "employee", "mgr": "manager", "dob": "date of birth", "yr": "year", "yrs": "years",
+    "dt": "date", "tel": "telephone", "info": "information", "org": "organization",
+    "std": "standard", "stu": "student", "prof": "professor", "lat": "latitude",
+    "lng": "longitude", "lon": "longitude", "pop": "population", "temp": "temperature",
+    "acct": "account", "trans": "transaction", "cust": "customer", "prod": "product",
+    "ref": "reference", "cat": "category", "loc": "location", "st": "street",
+    "fname": "first name", "lname": "last name", "dname": "department name",
+    "sname": "school name", "cname": "name", "gnp": "gross national product",
+    "sq": "square", "km": "kilometers", "dist": "distance", "stat": "status",
+    "char": "character", "val": "value", "lang": "language", "govt": "government",
+    "hs": "high school", "k12": "k-12",
+}
+
+_CAMEL_1 = re.compile(r"([a-z0-9])([A-Z])")  # fooBar -> foo Bar
+_CAMEL_2 = re.compile(r"([A-Z]+)([A-Z][a-z])")  # CDSCode -> CDS Code
+_DIGITS = re.compile(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
+_NON_WORD = re.compile(r"[^0-9A-Za-z]+")
+
+
+def split_identifier(name: str) -> list[str]:
+    """Split a schema identifier into lower-case words.
+
+    Handles snake_case, camelCase, runs of capitals (``CDSCode`` -> cds code)
+    and letter/digit boundaries (``NumGE1500`` -> num ge 1500).
+    """
+    text = _CAMEL_2.sub(r"\1 \2", _CAMEL_1.sub(r"\1 \2", name))
+    text = _DIGITS.sub(" ", text)
+    return [w.lower() for w in _NON_WORD.split(text) if w]
+
+
+def identifier_words(name: str) -> str:
+    """Readable form of an identifier, with known abbreviations expanded in brackets."""
+    words = split_identifier(name)
+    out: list[str] = []
+    for w in words:
+        out.append(w)
+        exp = ABBREVIATIONS.get(w)
+        if exp and exp != w:
+            out.append(f"({exp})")
+    return " ".join(out)
+
+
+_WORD = re.compile(r"[0-9A-Za-z\u00C0-\uFFFF]+")
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens of free text (letters/digits, CJK kept)."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+#: Words that carry no schema meaning in a question or a column document.
+#: Used to drop query/document tokens before MaxSim and by the lexical
+#: matchers; template words of the column document are here too.
+STOPWORDS: frozenset[str] = frozenset(
+    """a an the of in on at to for from by with and or not no is are was were be been being
+    it its this that these those there their them they he she his her him we our you your
+    i me my what which who whom whose when where why how all any each every some many much
+    more most less least than then as do does did done have has had having can could will
+    would should shall may might must also just only very so such same other into out over
+    under about above below between through during before after up down off again further
+    once here both few own too s t if but because until while whether per
+    show list give find tell return display get please provide let us know
+    column named table about
+    """.split()
+)

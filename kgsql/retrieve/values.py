@@ -1,0 +1,249 @@
+"""Find the cell values a question mentions: exactly, partly or misspelt.
+
+Questions say "Alameda County" or "Sprngfield"; the SQL needs
+``WHERE county = 'Alameda'``. The value index holds distinct text values per
+column and answers in two passes:
+
+1. BM25 (bm25s) over the words of each value finds values sharing words with
+   the question (verified by containment and word coverage);
+2. BM25 over character trigrams of each value catches misspellings and
+   partial words that share no whole word; its best few candidates also get
+   an edit-distance check (the expensive part, so it is kept to those).
+
+Candidates from both are verified against the question text (whole-value
+containment, word coverage, or an edit-distance ratio against question
+windows of similar length) and that verification is the returned score.
+
+Memory and build time are bounded for big databases: per column only the
+``per_column`` most frequent text values are kept (``GROUP BY ... ORDER BY
+count(*) DESC LIMIT``) over at most ``scan_rows`` rows, values longer than
+``max_chars`` are skipped (free text, not filter values), and spatial/BLOB
+columns are never read. The extracted values are cached as JSON keyed by the
+file's path, size and mtime plus these limits.
+"""
+from __future__ import annotations
+
+import difflib
+import gzip
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from kgsql.retrieve.index import default_cache_dir
+from kgsql.retrieve.text import STOPWORDS, words
+from kgsql.schema.model import DatabaseSchema
+
+_NUMERIC = re.compile(r"^[-+]?\d+([.,]\d+)?$")
+
+
+@dataclass(frozen=True)
+class ValueMatch:
+    """A cell value the question mentions; ``kind`` is exact, partial or fuzzy."""
+
+    table: str
+    column: str
+    value: str
+    score: float
+    kind: str = "exact"
+
+
+@dataclass(frozen=True)
+class ValueLimits:
+    per_column: int = 1000
+    scan_rows: int = 200_000
+    max_chars: int = 80
+    max_values: int = 500_000
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def extract_values(db_path: str | os.PathLike[str], schema: DatabaseSchema | None = None,
+                   limits: ValueLimits = ValueLimits()) -> list[tuple[str, str, str]]:
+    """(table, column, value) for the most frequent short text values of each column."""
+    from kgsql.db.connect import open_database
+
+    conn = open_database(db_path, spatial=False)
+    out: list[tuple[str, str, str]] = []
+    try:
+        if schema is not None:
+            cols = [(t.name, c.name) for t in schema.tables for c in t.columns if c.spatial is None]
+        else:
+            cols = []
+            for (tname,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            ).fetchall():
+                cols += [(tname, r[1]) for r in conn.execute(f"PRAGMA table_info({_q(tname)})").fetchall()]
+        for tname, cname in cols:
+            if len(out) >= limits.max_values:
+                break
+            sql = (
+                f"SELECT v, count(*) AS n FROM (SELECT {_q(cname)} AS v FROM {_q(tname)} LIMIT {int(limits.scan_rows)}) "
+                f"WHERE typeof(v) = 'text' AND length(v) BETWEEN 1 AND {int(limits.max_chars)} "
+                f"GROUP BY v ORDER BY n DESC, v LIMIT {int(limits.per_column)}"
+            )
+            try:
+                rows = conn.execute(sql).fetchall()
+            except Exception:  # noqa: BLE001 - a broken view/column should not stop indexing
+                continue
+            for v, _n in rows:
+                v = str(v).strip()
+                if v and not _NUMERIC.match(v):
+                    out.append((tname, cname, v))
+    finally:
+        conn.close()
+    return out[: limits.max_values]
+
+
+def _trigrams(word: str) -> list[str]:
+    w = f" {word} "
+    return [w[i : i + 3] for i in range(len(w) - 2)]
+
+
+def _norm(text: str) -> str:
+    return " ".join(words(text))
+
+
+class ValueIndex:
+    """BM25 over words and character trigrams of distinct column values."""
+
+    def __init__(self, entries: list[tuple[str, str, str]]) -> None:
+        import bm25s
+
+        self.entries = entries
+        self._norm = [_norm(v) for _t, _c, v in entries]
+        self._words = [n.split() for n in self._norm]
+        self._word_bm25 = bm25s.BM25()
+        self._tri_bm25 = bm25s.BM25()
+        if entries:
+            self._word_bm25.index([w or [""] for w in self._words], show_progress=False)
+            self._tri_bm25.index([[g for w in ws for g in _trigrams(w)] or [""] for ws in self._words], show_progress=False)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    # ------------------------------------------------------------------ build / cache
+
+    @classmethod
+    def for_database(cls, db_path: str | os.PathLike[str], schema: DatabaseSchema | None = None, *,
+                     limits: ValueLimits = ValueLimits(), cache_dir: str | os.PathLike[str] | None = None,
+                     use_cache: bool = True) -> "ValueIndex":
+        """Extract (or load cached) values of ``db_path`` and index them."""
+        p = Path(db_path).resolve()
+        st = p.stat()
+        cols = "" if schema is None else ",".join(f"{t.name}.{c.name}" for t in schema.tables for c in t.columns)
+        key = hashlib.sha256(f"v1|{p}|{st.st_size}|{st.st_mtime_ns}|{limits}|{cols}".encode()).hexdigest()[:20]
+        cache = (Path(cache_dir) if cache_dir else default_cache_dir()) / f"values-{p.stem[:40]}-{key}.json.gz"
+        entries: list[tuple[str, str, str]] | None = None
+        if use_cache and cache.exists():
+            try:
+                with gzip.open(cache, "rt", encoding="utf-8") as fh:
+                    entries = [tuple(e) for e in json.load(fh)]  # type: ignore[misc]
+            except (OSError, ValueError):
+                entries = None
+        if entries is None:
+            entries = extract_values(p, schema, limits)
+            if use_cache:
+                try:
+                    cache.parent.mkdir(parents=True, exist_ok=True)
+                    tmp = cache.with_suffix(".tmp")
+                    with gzip.open(tmp, "wt", encoding="utf-8") as fh:
+                        json.dump(entries, fh)
+                    os.replace(tmp, cache)
+                except OSError:
+                    pass
+        return cls(entries)
+
+    # ------------------------------------------------------------------ search
+
+    def search(self, question: str, *, top_k: int = 20, min_score: float = 0.75,
+               candidates: int = 32, fuzzy_candidates: int = 16) -> list[ValueMatch]:
+        """Values mentioned in ``question``, best first (ties broken by table, column, value)."""
+        if not self.entries:
+            return []
+        q_words = words(question)
+        content = [w for w in q_words if w not in STOPWORDS]
+        if not content:
+            return []
+        q_norm = " " + " ".join(q_words) + " "
+        k = min(candidates, len(self.entries))
+        # Values sharing whole words: verified by containment / coverage only.
+        cand: dict[int, bool] = {}
+        docs, scores = self._word_bm25.retrieve([content], k=k, show_progress=False)
+        for d, sc in zip(docs[0], scores[0]):
+            if sc > 0:
+                cand[int(d)] = False
+        # Values sharing character trigrams (misspellings): the best few also get the edit ratio.
+        tri = [g for w in content if len(w) >= 4 for g in _trigrams(w)]
+        if tri:
+            kt = min(fuzzy_candidates, len(self.entries))
+            docs, scores = self._tri_bm25.retrieve([tri], k=kt, show_progress=False)
+            for d, sc in zip(docs[0], scores[0]):
+                if sc > 0:
+                    cand[int(d)] = True
+        q_set = set(q_words)
+        windows: dict[int, list[str]] = {}  # question word n-grams, built once per search
+        for size in range(1, 8):
+            windows[size] = [" ".join(q_words[i : i + size]) for i in range(0, max(1, len(q_words) - size + 1))]
+        found: dict[tuple[str, str, str], ValueMatch] = {}
+        for i, fuzzy in sorted(cand.items()):
+            score, kind = self._verify(self._norm[i], self._words[i], q_norm, windows, q_set, min_score, fuzzy)
+            if score >= min_score:
+                t, c, v = self.entries[i]
+                m = ValueMatch(t, c, v, round(score, 4), kind)
+                if (t, c, v) not in found or found[(t, c, v)].score < m.score:
+                    found[(t, c, v)] = m
+        ranked = sorted(found.values(), key=lambda m: (-m.score, m.table, m.column, m.value))
+        return ranked[:top_k]
+
+    @staticmethod
+    def _verify(norm: str, vwords: list[str], q_norm: str, windows: dict[int, list[str]], q_set: set[str],
+                min_score: float = 0.0, fuzzy: bool = True) -> tuple[float, str]:
+        """How surely the question mentions this value: 1.0 verbatim, less when partial or misspelt.
+
+        Scores below ``min_score`` are not computed exactly (quick upper
+        bounds skip most edit-distance work); they are dropped anyway.
+        """
+        content = [w for w in vwords if w not in STOPWORDS]
+        if not content or len(norm) < 2:
+            return 0.0, ""
+        if f" {norm} " in q_norm:
+            # A whole single short word like "a" or "no" matches too easily.
+            return (1.0 if len(norm) >= 3 else 0.5), "exact"
+        covered = sum(len(w) for w in content if w in q_set)
+        total = sum(len(w) for w in content)
+        partial = covered / total if total else 0.0
+        # Partial mentions ("Alameda" for "Alameda County Office") count less than whole ones.
+        part = 0.95 if partial >= 1.0 else 0.9 * partial
+        best = 0.0
+        if fuzzy and len(norm) >= 4 and part < 0.95:
+            # Edit-distance ratio against question windows with about as many words as the value.
+            need = max(min_score, part) / 0.95
+            sm = difflib.SequenceMatcher(None, autojunk=False)
+            sm.set_seq2(norm)
+            n = len(vwords)
+            slack = max(3, len(norm) // 3)
+            for size in sorted({max(1, n - 1), n, n + 1}):
+                for window in windows.get(size, ()):
+                    if abs(len(window) - len(norm)) > slack:
+                        continue
+                    sm.set_seq1(window)
+                    floor = max(need, best)
+                    if sm.real_quick_ratio() < floor or sm.quick_ratio() < floor:
+                        continue
+                    best = max(best, sm.ratio())
+        fuzzy = 0.95 * best
+        return max(part, fuzzy), ("partial" if covered else "fuzzy")
+
+    def columns_scores(self, matches: list[ValueMatch]) -> dict[tuple[str, str], float]:
+        """Best match score per (table, column)."""
+        out: dict[tuple[str, str], float] = {}
+        for m in matches:
+            key = (m.table, m.column)
+            out[key] = max(out.get(key, 0.0), m.score)
+        return out
+

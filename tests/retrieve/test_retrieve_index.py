@@ -1,0 +1,126 @@
+"""Encoder seam, packed index, MaxSim, and the encoding cache."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kgsql.retrieve.documents import schema_documents
+from kgsql.retrieve.encoder import (
+    ColbertAIEncoder, EncoderUnavailableError, HashEncoder, PylateEncoder, content_rows, get_encoder,
+)
+from kgsql.retrieve.index import IndexStore, documents_key
+from kgsql.retrieve.late_interaction import late_interaction, maxsim_all, maxsim_subset
+from kgsql.retrieve.text import identifier_words, split_identifier
+
+
+@pytest.mark.parametrize("name,words", [
+    ("NumGE1500", ["num", "ge", "1500"]),
+    ("CDSCode", ["cds", "code"]),
+    ("home_city", ["home", "city"]),
+    ("customerID", ["customer", "id"]),
+    ("Free Meal Count (K-12)", ["free", "meal", "count", "k", "12"]),
+])
+def test_split_identifier(name: str, words: list[str]) -> None:
+    assert split_identifier(name) == words
+
+
+def test_abbreviations_expanded() -> None:
+    assert "(date of birth)" in identifier_words("dob")
+    assert identifier_words("dept_name").startswith("dept (department) name")
+
+
+def test_content_rows_keep_whole_words() -> None:
+    rows, words = content_rows(["what", "is", "the", "num", "##ge", "count", "?"])
+    assert rows == [3, 4, 5] and words == ["numge", "numge", "count"]
+
+
+def test_minilm_token_embeddings(minilm) -> None:  # type: ignore[no-untyped-def]
+    te = minilm.encode_tokens(["What is the average salary of employees?", "the of"], is_query=True)
+    assert te[0].vectors.shape[1] == minilm.dim == 384
+    assert "the" not in te[0].tokens and "salary" in te[0].tokens  # stop words and specials dropped
+    np.testing.assert_allclose(np.linalg.norm(te[0].vectors, axis=1), 1.0, atol=1e-5)
+    assert len(te[1].vectors) >= 1  # a stop-word-only text still has vectors
+    pooled = minilm.encode_pooled(["a", "b"])
+    assert pooled.shape == (2, 384)
+
+
+def test_optional_colbert_encoders_fail_clearly() -> None:
+    try:
+        import pylate  # noqa: F401
+    except ImportError:
+        with pytest.raises(EncoderUnavailableError, match="kgsql\\[colbert\\]"):
+            PylateEncoder("some/checkpoint")
+    import transformers
+
+    if int(transformers.__version__.split(".")[0]) >= 5:
+        with pytest.raises(EncoderUnavailableError, match="transformers 5"):
+            ColbertAIEncoder("some/checkpoint")
+    with pytest.raises(EncoderUnavailableError, match="unknown encoder"):
+        get_encoder("nope")
+
+
+def test_maxsim_vectorised_matches_loop(school) -> None:  # type: ignore[no-untyped-def]
+    enc = HashEncoder()
+    docs = schema_documents(school)
+    store = IndexStore(enc, use_disk=False)
+    index = store.get("school", docs)
+    q = enc.encode_tokens(["students home city"], is_query=True)[0].vectors
+    fast = maxsim_all(q, index)
+    for d in range(index.n_docs):
+        rows = index.emb[index.offsets[d]: index.offsets[d + 1]]
+        np.testing.assert_allclose(fast[:, d], (q @ rows.T).max(axis=1), rtol=1e-6)
+    subset = np.array([3, 0, 7])
+    np.testing.assert_allclose(maxsim_subset(q, index, subset), fast[:, subset], rtol=1e-6)
+    pruned = late_interaction(q, index, exact_limit=0, candidates=4)
+    kept = ~np.isnan(pruned.per_token[0])
+    assert kept.sum() >= 4
+    np.testing.assert_allclose(pruned.per_token[:, kept], fast[:, kept], rtol=1e-6)
+
+
+def test_encoding_cache_reused(minilm, school, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from kgsql.retrieve import SchemaRetriever
+
+    first = SchemaRetriever(minilm, cache_dir=tmp_path)
+    a = first.select(school, "Which building has the most floors?")
+    assert first.store.encoded == 1
+    assert len(list(tmp_path.glob("school-*.npz"))) == 1
+    second = SchemaRetriever(minilm, cache_dir=tmp_path)
+    b = second.select(school, "Which building has the most floors?")
+    assert second.store.encoded == 0  # loaded from the sidecar index, not re-encoded
+    assert a.to_dict() == b.to_dict()
+    # a changed description changes the documents, hence the key: re-encoded
+    school.table("rooms").column("capacity").description = "number of seats"
+    third = SchemaRetriever(minilm, cache_dir=tmp_path)
+    third.select(school, "Which building has the most floors?")
+    assert third.store.encoded == 1
+
+
+def test_documents_key_depends_on_encoder_and_text(school) -> None:  # type: ignore[no-untyped-def]
+    docs = schema_documents(school)
+    assert documents_key("a", docs) != documents_key("b", docs)
+    assert documents_key("a", docs) == documents_key("a", schema_documents(school))
+    col_doc = next(d for d in docs if d.column == "sc_avg")
+    assert "grade point average" in col_doc.text and "students" in col_doc.text
+
+
+def test_table_features_vectorised_matches_reference(school) -> None:  # type: ignore[no-untyped-def]
+    from kgsql.retrieve.features import SchemaFacts, table_features, table_features_reference
+
+    school.tables.append(type(school.tables[0])(name="empty_table"))  # a table without columns
+    facts = SchemaFacts.from_schema(school)
+    rng = np.random.default_rng(0)
+    feats = rng.normal(size=(len(facts.column_keys), 15))
+    p = rng.random(len(facts.column_keys))
+    np.testing.assert_allclose(table_features(feats, p, facts), table_features_reference(feats, p, facts))
+
+
+def test_lexical_coverage(school) -> None:  # type: ignore[no-untyped-def]
+    from kgsql.retrieve.features import SchemaFacts
+
+    facts = SchemaFacts.from_schema(school)
+    cov = dict(zip(facts.column_keys, facts.column_coverage({"home", "city", "credit"})))
+    assert cov[("students", "home_city")] == 1.0
+    assert cov[("courses", "credits")] == 1.0  # plural folded
+    assert cov[("students", "full_name")] == 0.0

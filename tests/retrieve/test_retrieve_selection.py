@@ -1,0 +1,87 @@
+"""End-to-end selection on a small real SQLite database with known answers."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from kgsql.retrieve.selection import (
+    REASON_DESCRIPTION, REASON_JOIN, REASON_PRIMARY_KEY, REASON_VALUE, SchemaSelection,
+)
+
+
+def _choice(sel: SchemaSelection, table: str, column: str):  # type: ignore[no-untyped-def]
+    for c in sel.columns:
+        if (c.table, c.column) == (table, column):
+            return c
+    raise AssertionError(f"{table}.{column} not selected; got {sorted(sel.column_keys())}")
+
+
+def test_column_found_by_description(retriever, school, school_db: Path) -> None:  # type: ignore[no-untyped-def]
+    sel = retriever.select(school, "Which students have a grade point average above 3.5?", db_path=school_db)
+    c = _choice(sel, "students", "sc_avg")
+    assert REASON_DESCRIPTION in c.reasons or "name" in c.reasons
+    assert "rooms" not in sel.tables
+
+
+def test_column_found_by_value(retriever, school, school_db: Path) -> None:  # type: ignore[no-untyped-def]
+    sel = retriever.select(school, "How many students live in Shelbyville?", db_path=school_db)
+    c = _choice(sel, "students", "home_city")
+    assert REASON_VALUE in c.reasons
+    assert any(v.value == "Shelbyville" and v.kind == "exact" for v in sel.values)
+
+
+def test_synonym_like_wording(retriever, school, school_db: Path) -> None:  # type: ignore[no-untyped-def]
+    sel = retriever.select(school, "When was each pupil born?", db_path=school_db)
+    _choice(sel, "students", "dob")
+
+
+def test_misspelt_value(retriever, school, school_db: Path) -> None:  # type: ignore[no-untyped-def]
+    sel = retriever.select(school, "List the students from Sprinfield", db_path=school_db)
+    matches = [v for v in sel.values if v.value == "Springfield"]
+    assert matches and matches[0].kind in {"fuzzy", "partial"}
+    _choice(sel, "students", "home_city")
+
+
+def test_join_completion_adds_bridge_table(retriever, school, school_db: Path) -> None:  # type: ignore[no-untyped-def]
+    retr = retriever.with_config(table_threshold=0.5, column_threshold=0.5, top_k_floor=2)
+    sel = retr.select(school, "List the course titles of the student named Student Number3", db_path=school_db)
+    assert {"students", "courses"} <= set(sel.tables)
+    assert "enrollments" in sel.tables
+    assert REASON_JOIN in _choice(sel, "enrollments", "student_id").reasons
+    assert REASON_JOIN in _choice(sel, "enrollments", "course_id").reasons
+    assert REASON_PRIMARY_KEY in _choice(sel, "courses", "course_id").reasons
+
+
+def test_selection_is_deterministic(retriever, school, school_db: Path) -> None:  # type: ignore[no-untyped-def]
+    q = "What is the average number of credits of courses in the CHEM department?"
+    a = retriever.select(school, q, db_path=school_db).to_dict()
+    b = retriever.select(school, q, db_path=school_db).to_dict()
+    assert a == b
+
+
+def test_to_schema_is_joinable_sub_schema(retriever, school, school_db: Path) -> None:  # type: ignore[no-untyped-def]
+    sel = retriever.select(school, "Which courses did students from Springfield take?", db_path=school_db)
+    sub = sel.to_schema(school)
+    assert [t.name for t in sub.tables] == sel.tables
+    assert {(t.name, c.name) for t in sub.tables for c in t.columns} == sel.column_keys()
+    for fk in sub.foreign_keys:
+        assert (fk.table, fk.column) in sel.column_keys() and (fk.ref_table, fk.ref_column) in sel.column_keys()
+    assert school.table("students").column("sc_avg").description  # the full schema is untouched
+    assert sub is not school
+
+
+def test_without_database_file(retriever, school) -> None:  # type: ignore[no-untyped-def]
+    school.path = ""
+    sel = retriever.select(school, "What is the capacity of each room?")
+    _choice(sel, "rooms", "capacity")
+    assert sel.values == []
+
+
+def test_empty_inputs(retriever, school) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from kgsql.errors import InputError
+    from kgsql.schema.model import DatabaseSchema
+
+    with pytest.raises(InputError):
+        retriever.select(school, "   ")
+    assert retriever.select(DatabaseSchema("empty"), "anything").columns == []

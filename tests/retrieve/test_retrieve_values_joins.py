@@ -1,0 +1,75 @@
+"""Value index (exact, partial, misspelt, bounded) and join-path completion."""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from kgsql.retrieve.joins import complete_joins
+from kgsql.retrieve.values import ValueIndex, ValueLimits, extract_values
+from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
+
+
+def test_value_search_exact_partial_fuzzy(school_db: Path, tmp_path: Path) -> None:
+    vi = ValueIndex.for_database(school_db, cache_dir=tmp_path)
+    exact = vi.search("students living in Capital City")
+    assert exact[0].value == "Capital City" and exact[0].kind == "exact" and exact[0].score == 1.0
+    fuzzy = vi.search("courses on Organik Chemestry")
+    assert fuzzy and fuzzy[0].value == "Organic Chemistry" and fuzzy[0].kind == "fuzzy"
+    partial = vi.search("the Medieval course", min_score=0.4)  # partial mentions score lower
+    assert any(m.value == "Medieval History" and m.kind == "partial" for m in partial)
+    assert vi.search("how many rows are there") == []
+
+
+def test_value_extraction_is_bounded_and_cached(tmp_path: Path) -> None:
+    db = tmp_path / "big.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, tag TEXT, note TEXT, n INTEGER)")
+    conn.executemany("INSERT INTO t VALUES (?, ?, ?, ?)",
+                     [(i, f"tag{i % 50}" if i % 3 else "common", "x" * 200, i) for i in range(5000)])
+    conn.commit()
+    conn.close()
+    limits = ValueLimits(per_column=10, scan_rows=1000, max_chars=80)
+    entries = extract_values(db, limits=limits)
+    tags = [v for t, c, v in entries if c == "tag"]
+    assert len(tags) == 10 and tags[0] == "common"  # most frequent first, capped
+    assert not any(c in ("note", "n") for _t, c, _v in entries)  # long text and numbers skipped
+    ValueIndex.for_database(db, limits=limits, cache_dir=tmp_path)
+    cached = list(tmp_path.glob("values-big-*.json.gz"))
+    assert len(cached) == 1
+    again = ValueIndex.for_database(db, limits=limits, cache_dir=tmp_path)
+    assert len(again) == len(entries)
+
+
+def _schema(tables: dict[str, list[str]], fks: list[tuple[str, str, str, str]]) -> DatabaseSchema:
+    return DatabaseSchema(
+        name="s",
+        tables=[Table(t, [Column(c, is_primary_key=(i == 0)) for i, c in enumerate(cols)]) for t, cols in tables.items()],
+        foreign_keys=[ForeignKey(*fk) for fk in fks],
+    )
+
+
+def test_join_completion_many_to_many(school) -> None:  # type: ignore[no-untyped-def]
+    jc = complete_joins(school, ["students", "courses"])
+    assert jc.added_tables == ["enrollments"]
+    assert set(jc.key_columns) == {("enrollments", "student_id"), ("students", "student_id"),
+                                   ("enrollments", "course_id"), ("courses", "course_id")}
+    assert not jc.disconnected
+
+
+def test_join_completion_steiner_three_tables() -> None:
+    s = _schema(
+        {"a": ["a_id"], "b": ["b_id", "a_id"], "hub": ["hub_id", "b_id"], "c": ["c_id", "hub_id"],
+         "d": ["d_id", "hub_id"], "far": ["far_id", "a_id"]},
+        [("b", "a_id", "a", "a_id"), ("hub", "b_id", "b", "b_id"), ("c", "hub_id", "hub", "hub_id"),
+         ("d", "hub_id", "hub", "hub_id"), ("far", "a_id", "a", "a_id")],
+    )
+    jc = complete_joins(s, ["a", "c", "d"])
+    assert jc.added_tables == ["b", "hub"]  # the tree, not the unrelated 'far'
+    again = complete_joins(s, ["d", "c", "a"])
+    assert again.added_tables == jc.added_tables and again.key_columns == jc.key_columns
+
+
+def test_join_completion_disconnected() -> None:
+    s = _schema({"a": ["id"], "b": ["id"]}, [])
+    jc = complete_joins(s, ["a", "b"])
+    assert jc.disconnected and jc.added_tables == []
