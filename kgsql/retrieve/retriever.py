@@ -17,6 +17,7 @@ import json
 import os
 import time
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ from kgsql.retrieve.values import ValueIndex, ValueLimits, ValueMatch
 from kgsql.schema.model import DatabaseSchema
 
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
+#: Prepared databases (and value indexes) kept in memory per retriever, least recently used dropped.
+MAX_PREPARED = 64
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,8 @@ class SchemaRetriever:
         self.value_limits = value_limits
         self.exact_limit = exact_limit
         self.candidates = candidates
-        self._prepared: dict[int, tuple[weakref.ref, str | None, int, PreparedDatabase]] = {}
+        self._prepared: OrderedDict[int, tuple[weakref.ref, str | None, int, PreparedDatabase]] = OrderedDict()
+        self._values: OrderedDict[str, ValueIndex] = OrderedDict()
 
     # ------------------------------------------------------------------ per database
 
@@ -138,6 +142,7 @@ class SchemaRetriever:
         path = _database_file(schema, db_path)
         hit = self._prepared.get(id(schema))
         if hit is not None and hit[0]() is schema and hit[1] == path and hit[2] == schema.column_count:
+            self._prepared.move_to_end(id(schema))
             return hit[3]
         t0 = time.perf_counter()
         docs = schema_documents(schema)
@@ -145,10 +150,14 @@ class SchemaRetriever:
         values = None
         if path is not None:
             values = ValueIndex.for_database(path, schema, limits=self.value_limits, cache_dir=self.cache_dir,
-                                             use_cache=self.use_cache)
+                                             use_cache=self.use_cache, memo=self._values)
+            while len(self._values) > MAX_PREPARED:
+                self._values.popitem(last=False)
         prepared = PreparedDatabase(schema, docs, index, SchemaFacts.from_schema(schema), fk_graph(schema), values,
                                     schema.column_count, (time.perf_counter() - t0) * 1000)
         self._prepared[id(schema)] = (weakref.ref(schema), path, schema.column_count, prepared)
+        while len(self._prepared) > MAX_PREPARED:  # callers that build a new schema object per call
+            self._prepared.popitem(last=False)
         return prepared
 
     def forget(self, schema: DatabaseSchema) -> None:

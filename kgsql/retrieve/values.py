@@ -131,12 +131,17 @@ class ValueIndex:
     @classmethod
     def for_database(cls, db_path: str | os.PathLike[str], schema: DatabaseSchema | None = None, *,
                      limits: ValueLimits = ValueLimits(), cache_dir: str | os.PathLike[str] | None = None,
-                     use_cache: bool = True) -> "ValueIndex":
-        """Extract (or load cached) values of ``db_path`` and index them."""
+                     use_cache: bool = True, memo: dict[str, "ValueIndex"] | None = None) -> "ValueIndex":
+        """Extract (or load cached) values of ``db_path`` and index them.
+
+        ``memo`` (cache key -> index) lets a caller reuse built BM25 indexes in memory.
+        """
         p = Path(db_path).resolve()
         st = p.stat()
         cols = "" if schema is None else ",".join(f"{t.name}.{c.name}" for t in schema.tables for c in t.columns)
         key = hashlib.sha256(f"v1|{p}|{st.st_size}|{st.st_mtime_ns}|{limits}|{cols}".encode()).hexdigest()[:20]
+        if memo is not None and key in memo:
+            return memo[key]
         cache = (Path(cache_dir) if cache_dir else default_cache_dir()) / f"values-{p.stem[:40]}-{key}.json.gz"
         entries: list[tuple[str, str, str]] | None = None
         if use_cache and cache.exists():
@@ -156,7 +161,10 @@ class ValueIndex:
                     os.replace(tmp, cache)
                 except OSError:
                     pass
-        return cls(entries)
+        index = cls(entries)
+        if memo is not None:
+            memo[key] = index
+        return index
 
     # ------------------------------------------------------------------ search
 

@@ -85,3 +85,12 @@ def test_empty_inputs(retriever, school) -> None:  # type: ignore[no-untyped-def
     with pytest.raises(InputError):
         retriever.select(school, "   ")
     assert retriever.select(DatabaseSchema("empty"), "anything").columns == []
+
+
+def test_fresh_schema_objects_reuse_indexes(retriever, school_db: Path) -> None:  # type: ignore[no-untyped-def]
+    from retrieve_school import school_schema  # type: ignore[import-not-found]
+
+    a = retriever.prepare(school_schema(school_db), db_path=school_db)
+    b = retriever.prepare(school_schema(school_db), db_path=school_db)  # e.g. re-read from the graph per call
+    assert a is not b
+    assert a.index is b.index and a.values is b.values  # no re-encoding, no value re-indexing
