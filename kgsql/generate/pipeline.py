@@ -12,6 +12,14 @@ knowledge with the functions this question needs -> evidence (three LLM
 steps) -> least-to-most SQL -> guarded execution with schema-tips
 self-correction (up to ``max_rounds`` generations; the last is final).
 Every step is a switch in ``MethodOptions`` so ablations are one flag each.
+
+The same pipeline runs the baseline methods (``kgsql.methods``: DAIL-SQL,
+ACT-SQL, SSpa): ``question_format`` other than "kgsql" replaces evidence +
+least-to-most prompting by one formatted prompt (``generate/formats.py``)
+with a named schema style, example rows, few-shot examples selected from an
+``ExamplePool`` (optionally with auto-CoT), and the same guarded execution
+and tips loop. ``ask(..., history=[...])`` first rewrites a conversation's
+question to stand alone (ACT-SQL's multi-turn rewriting).
 """
 from __future__ import annotations
 
@@ -20,10 +28,11 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Protocol, Sequence
 
 from kgsql.db.guard import QueryResult, SQLQueryError, execute_query
-from kgsql.errors import InputError, KgsqlError, UnsafeSQLError
+from kgsql.errors import InputError, KgsqlError, UnknownNameError, UnsafeSQLError
 from kgsql.generate.evidence import Evidence, EvidenceGenerator, ValueHint
+from kgsql.generate.formats import PromptParts, Shot
 from kgsql.generate.render import RenderOptions, render_geo_descriptions, render_kg_schema
-from kgsql.generate.sqlgen import SQLGenerator, SQLPrompt
+from kgsql.generate.sqlgen import FormattedSQLGenerator, SQLGenerator, SQLPrompt
 from kgsql.generate.templates import fill, join_sections, section
 from kgsql.generate.trace import Trace
 from kgsql.llm.base import LM, Message
@@ -51,6 +60,19 @@ class MethodOptions:
     timeout_s: float = 30.0
     max_rows: int = 1000
     max_tokens: int = 512
+    # Prompt strategies (kgsql.methods); the defaults leave the KG pipeline above unchanged.
+    question_format: str = "kgsql"  # "kgsql" (instructions + least-to-most/direct), or dail/chat/act-completion
+    schema_style: str = ""          # styles.py name (table-column, create-eot, code, kg...); "" = as kg_schema says
+    example_rows: int = 0           # ACT-SQL's c example rows after each table (formatted prompts)
+    shots: int = 0                  # few-shot examples picked from the pool (K); 0 = none
+    example_selection: str = "masked-similarity"  # kgsql.examples selector name
+    static_shots: int = 0           # ACT-SQL's ns fixed examples (with example_selection "hybrid")
+    example_organisation: str = "sql-only"  # "full": each example shown with its own database's schema
+    auto_cot: bool = False          # examples answer with ACT-SQL's auto chain-of-thought
+    preliminary_sql: bool = False   # DAIL selection: a zero-shot draft SQL steers which examples are picked
+    rewrite: bool = True            # with history: rewrite the question to stand alone (else concatenate)
+    spatial_function_list: tuple[str, ...] = ()  # fixed SDBMS functions (SSpa) instead of per-question choice
+    tip_kinds: tuple[str, ...] = () # keep only these tip kinds (SSpa: no_such_table/_column, ambiguous_column)
 
 
 @dataclass
@@ -59,6 +81,7 @@ class Answer:
 
     question: str
     db: str
+    standalone: str = ""  # the question as asked after multi-turn rewriting ("" without history)
     sql: str = ""
     columns: list[str] = field(default_factory=list)
     rows: list[tuple[Any, ...]] = field(default_factory=list)
@@ -70,6 +93,7 @@ class Answer:
     selection: dict[str, Any] = field(default_factory=dict)
     tips: list[str] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)  # ids of the pool examples shown
     rounds: int = 0
     prompts: list[dict[str, Any]] = field(default_factory=list)
     tokens: dict[str, int] = field(default_factory=dict)
@@ -106,6 +130,28 @@ def check_question(question: str) -> str:
     return q
 
 
+def check_options(options: MethodOptions) -> MethodOptions:
+    """Refuse unknown format/style/selection/organisation names when a method is built,
+    not later as an error in every answer."""
+    from kgsql.examples.select import available_selectors
+    from kgsql.generate.formats import available_formats
+    from kgsql.generate.shots import ORGANISATIONS
+    from kgsql.generate.styles import get_style
+
+    if options.question_format != "kgsql" and options.question_format not in available_formats():
+        raise UnknownNameError(f"unknown question format '{options.question_format}'; known: kgsql, "
+                               + ", ".join(available_formats()))
+    if options.schema_style:
+        get_style(options.schema_style)
+    if options.example_selection not in available_selectors():
+        raise UnknownNameError(f"unknown example selection '{options.example_selection}'; known: "
+                               + ", ".join(available_selectors()))
+    if options.example_organisation not in ORGANISATIONS:
+        raise UnknownNameError(f"unknown example organisation '{options.example_organisation}'; known: "
+                               + ", ".join(ORGANISATIONS))
+    return options
+
+
 class Text2SQL:
     """Answers questions over databases in a schema graph with an injected LM."""
 
@@ -117,12 +163,21 @@ class Text2SQL:
         retriever: Retriever | None = None,
         options: MethodOptions | None = None,
         examples: ExampleProvider | None = None,
+        pool: Any = None,
+        encoder: Any = None,
     ):
+        """``examples``: a fixed provider of (question, SQL) pairs; ``pool``: an
+        ``ExamplePool`` the method's selector picks ``options.shots`` examples from
+        (``encoder``: the selector's embedding encoder, default MiniLM)."""
         self.graph = graph
         self.lm = lm
-        self.options = options or MethodOptions()
+        self.options = check_options(options or MethodOptions())
         self.examples = examples
+        self.pool = pool
+        self._encoder = encoder
         self._retriever = retriever
+        self._selector: Any = None
+        self._autocot: Any = None
         self._schemas: dict[str, DatabaseSchema] = {}
 
     # -- knowledge -----------------------------------------------------------
@@ -149,16 +204,43 @@ class Text2SQL:
         values = [ValueHint(v.table, v.column, v.value) for v in selection.values]
         return sub, values
 
-    def _spatial(self, question: str, schema: DatabaseSchema) -> tuple[str, str]:
-        """(system preamble, spatial functions section) for this question."""
+    @property
+    def selector(self) -> Any:
+        """The pool's example selector (built on first use), or None without a pool."""
+        if self._selector is None and self.pool is not None:
+            from kgsql.examples.select import get_selector
+
+            self._selector = get_selector(self.options.example_selection, self.pool, encoder=self._encoder,
+                                          n_static=self.options.static_shots)
+        return self._selector
+
+    @property
+    def autocot(self) -> Any:
+        if self._autocot is None and self.pool is not None:
+            from kgsql.examples.cot import AutoCoT
+
+            self._autocot = AutoCoT(self.pool, self._encoder)
+        return self._autocot
+
+    def _spatial_knowledge(self, question: str, schema: DatabaseSchema) -> tuple[str, str]:
+        """(SDBMS preamble, function explanations) for this question; ("", "") when off or not spatial."""
         if not (schema.is_spatial and self.options.sdbms):
-            return SQLITE_EXPERT, ""
+            return "", ""
         from kgsql.generate.spatial import SpatialKnowledge
 
         kb = SpatialKnowledge.load()
-        functions = kb.select(question, schema, k=self.options.spatial_functions)
-        text = kb.render(functions, preamble=False) if functions else ""
-        return kb.preamble, section("spatial_section", functions=text)
+        if self.options.spatial_function_list:
+            functions = [f for f in (kb.function(n) for n in self.options.spatial_function_list) if f is not None]
+        else:
+            functions = kb.select(question, schema, k=self.options.spatial_functions)
+        return kb.preamble, kb.render(functions, preamble=False) if functions else ""
+
+    def _spatial(self, question: str, schema: DatabaseSchema) -> tuple[str, str]:
+        """(system preamble, spatial functions section) for this question."""
+        preamble, text = self._spatial_knowledge(question, schema)
+        if not preamble:
+            return SQLITE_EXPERT, ""
+        return preamble, section("spatial_section", functions=text)
 
     def _schema_text(self, full: DatabaseSchema, selected: DatabaseSchema) -> str:
         opts = self.options
@@ -171,23 +253,45 @@ class Text2SQL:
         geo = render_geo_descriptions(full) if opts.geo else ""
         return join_sections(text, section("geo_section", geo=geo))
 
-    def _examples_text(self, question: str, schema: DatabaseSchema) -> str:
-        if self.examples is None:
-            return ""
-        pairs = self.examples(question, schema)
+    def _pick_examples(self, question: str, schema: DatabaseSchema, values: list[ValueHint], answer: Answer,
+                       preliminary: str | None = None) -> list[Any]:
+        """``options.shots`` pool examples for this question (none without a pool)."""
+        if self.options.shots <= 0 or self.selector is None:
+            return []
+        from kgsql.examples.select import ExampleQuery
+
+        query = ExampleQuery(question, schema, tuple(v.value for v in values), preliminary)
+        picks = self.selector.select(query, self.options.shots)
+        answer.examples = [e.id for e in picks]
+        return picks
+
+    def _examples_text(self, question: str, schema: DatabaseSchema, values: list[ValueHint], answer: Answer) -> str:
+        """The kgsql prompt's examples: the fixed provider's pairs, else the pool's picks (SQL only)."""
+        if self.examples is not None:
+            pairs = list(self.examples(question, schema))
+        else:
+            picks = self._pick_examples(question, schema, values, answer)
+            pairs = [(e.question, " ".join(e.sql.strip().rstrip(";").split())) for e in picks]
         return "\n\n".join(f"/* Answer the following: {q} */\n{sql.strip()}" for q, sql in pairs)
 
     # -- answering -----------------------------------------------------------
-    def ask(self, question: str, db: str, evidence: str | None = None) -> Answer:
+    def ask(self, question: str, db: str, evidence: str | None = None,
+            history: Sequence[str] | None = None) -> Answer:
         """Answer ``question`` over database ``db``; never raises for model or SQL trouble:
-        those end up in ``answer.error``. Bad input (empty question, unknown db) raises."""
+        those end up in ``answer.error``. Bad input (empty question, unknown db) raises.
+
+        ``history``: the earlier questions of a conversation, oldest first; the
+        question is rewritten to stand alone before anything else (``answer.standalone``)."""
         question = check_question(question)
+        earlier = [check_question(h) for h in history or []]
         t0 = time.perf_counter()
         full = self.schema(db)
         answer = Answer(question=question, db=db)
         trace = Trace()
         try:
-            self._answer(question, full, evidence, answer, trace)
+            asked = self._standalone(question, earlier, trace)
+            answer.standalone = asked if earlier else ""
+            self._answer(asked, full, evidence, answer, trace)
         except KgsqlError as exc:  # LLM down, garbage output...: reported, not raised
             answer.error = str(exc)
         answer.prompts = trace.to_list()
@@ -196,9 +300,21 @@ class Text2SQL:
         answer.latency_s = time.perf_counter() - t0
         return answer
 
+    def _standalone(self, question: str, history: list[str], trace: Trace) -> str:
+        if not history:
+            return question
+        if not self.options.rewrite:
+            return check_question(" ".join([*history, question]))
+        from kgsql.generate.rewrite import QuestionRewriter
+
+        return check_question(QuestionRewriter(self.lm).standalone(question, history, trace))
+
     def _answer(self, question: str, full: DatabaseSchema, user_evidence: str | None, answer: Answer,
                 trace: Trace) -> None:
         opts = self.options
+        if opts.question_format != "kgsql":
+            self._answer_formatted(question, full, user_evidence, answer, trace)
+            return
         selected, values = self._select(full, question, answer)
         preamble, functions = self._spatial(question, selected)
         schema_text = self._schema_text(full, selected)
@@ -210,8 +326,76 @@ class Text2SQL:
         evidence = self._evidence(question, context, user_evidence, values, trace)
         answer.evidence, answer.evidence_source = evidence.text, evidence.source
         prompt = SQLPrompt(context=context, dialect="SpatiaLite" if full.is_spatial else "SQLite",
-                           evidence=evidence.text, examples=self._examples_text(question, full))
-        self._generate_and_correct(question, full, prompt, answer, trace)
+                           evidence=evidence.text, examples=self._examples_text(question, full, values, answer))
+        generator = SQLGenerator(self.lm, least_to_most=opts.least_to_most, max_tokens=opts.max_tokens)
+        self._generate_and_correct(question, full, generator, prompt, answer, trace)
+
+    # -- formatted prompts (baseline methods) --------------------------------
+    @property
+    def style(self) -> str:
+        """The schema style of formatted prompts: ``schema_style``, else kg or code as ``kg_schema`` says."""
+        return self.options.schema_style or ("kg" if self.options.kg_schema else "code")
+
+    def _styled_schema(self, schema: DatabaseSchema) -> tuple[str, str]:
+        """(schema text in the method's style, geographic descriptions shown apart from it)."""
+        from kgsql.generate.styles import render_example_rows, render_schema
+
+        opts, style = self.options, self.style
+        if style == "kg":  # the unified schema carries its own geographic descriptions
+            render = RenderOptions(value_examples=opts.value_examples, geo_descriptions=opts.geo)
+            text = render_kg_schema(schema, render)
+            return "\n".join(p for p in (text, render_example_rows(schema, opts.example_rows)) if p), ""
+        text = render_schema(style, schema, example_rows=opts.example_rows)
+        return text, render_geo_descriptions(schema) if opts.geo else ""
+
+    def _shots(self, picks: list[Any]) -> tuple[Shot, ...]:
+        """Picked examples as the format shows them (own schema in the target's style, CoT answers)."""
+        from kgsql.generate.shots import make_shots
+
+        opts = self.options
+        if not picks:
+            return ()
+        return make_shots(picks, self.pool, organisation=opts.example_organisation, style=self.style,
+                          example_rows=opts.example_rows, cot=self.autocot if opts.auto_cot else None)
+
+    def _answer_formatted(self, question: str, full: DatabaseSchema, user_evidence: str | None, answer: Answer,
+                          trace: Trace) -> None:
+        """One formatted prompt (DAIL/SSpa, ACT-SQL chat, ...) -> SQL, with the same tips loop."""
+        opts = self.options
+        selected, values = self._select(full, question, answer)
+        preamble, functions = self._spatial_knowledge(question, selected)
+        if opts.sdbms and not preamble:
+            preamble = SQLITE_EXPERT
+        schema_text, geo = self._styled_schema(selected)
+        answer.selected_schema = schema_text
+        evidence = Evidence(text="", source="none")
+        if opts.evidence or (user_evidence or "").strip():
+            context: list[Message] = [
+                {"role": "system", "content": preamble or SQLITE_EXPERT},
+                {"role": "user", "content": join_sections(section("spatial_section", functions=functions),
+                                                          fill("context", schema=join_sections(schema_text, geo)))},
+            ]
+            evidence = self._evidence(question, context, user_evidence, values, trace)
+        answer.evidence, answer.evidence_source = evidence.text, evidence.source
+        parts = PromptParts(question=question, schema=schema_text, system=preamble if opts.sdbms else "",
+                            knowledge=functions, geo=geo, evidence=evidence.text, cot=opts.auto_cot)
+        generator = FormattedSQLGenerator(self.lm, opts.question_format, max_tokens=opts.max_tokens)
+        draft = self._draft_sql(question, parts, trace) if opts.preliminary_sql and opts.shots > 0 else None
+        picks = self._pick_examples(question, full, values, answer, draft)
+        parts = replace(parts, shots=self._shots(picks))
+        self._generate_and_correct(question, full, generator, parts, answer, trace)
+
+    def _draft_sql(self, question: str, parts: PromptParts, trace: Trace) -> str | None:
+        """DAIL-SQL's preliminary prediction: a zero-shot answer whose skeleton steers selection."""
+        from kgsql.generate.extract import extract_sql
+
+        drafter = FormattedSQLGenerator(self.lm, self.options.question_format, max_tokens=self.options.max_tokens,
+                                        step="draft_sql")
+        raw, suffix = drafter.generate(parts, question, trace)
+        try:
+            return extract_sql(raw, prompt_suffix=suffix)
+        except KgsqlError:
+            return None
 
     def _evidence(self, question: str, context: list[Message], user: str | None,
                   values: list[ValueHint], trace: Trace) -> Evidence:
@@ -226,13 +410,14 @@ class Text2SQL:
             return Evidence(text=text, source="user" if generated is None else "user+generated")
         return generated or Evidence(text="", source="none")
 
-    def _generate_and_correct(self, question: str, schema: DatabaseSchema, prompt: SQLPrompt,
+    def _generate_and_correct(self, question: str, schema: DatabaseSchema, generator: Any, prompt: Any,
                               answer: Answer, trace: Trace) -> None:
+        """Generate, run, and regenerate with schema tips; ``generator.generate(prompt, question,
+        trace, tips=...)`` returns (raw text, prompt suffix)."""
         from kgsql.generate.extract import extract_sql
         from kgsql.generate.tips import Tip, render_tips
 
         opts = self.options
-        generator = SQLGenerator(self.lm, least_to_most=opts.least_to_most, max_tokens=opts.max_tokens)
         tips: list[Tip] = []
         result: QueryResult | None = None
         error: str | None = None
@@ -249,6 +434,8 @@ class Text2SQL:
                 answer.candidates.append(sql)
                 result, error, new = self._check(sql, schema, question, last=round_no == rounds)
             answer.sql = sql or answer.sql
+            if opts.tip_kinds:
+                new = [t for t in new if t.kind in opts.tip_kinds]
             fresh = [t for t in new if t.text not in {x.text for x in tips}]
             if not opts.tips or not fresh:
                 break

@@ -10,8 +10,9 @@ The direct form is SSpa/DAIL's "Answer the following with no explanation:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from kgsql.generate.formats import PromptParts, format_prompt
 from kgsql.generate.templates import bullet_list, fill, join_sections, parse_bullets, section
 from kgsql.generate.trace import Trace
 from kgsql.llm.base import LM, Message
@@ -72,3 +73,19 @@ class SQLGenerator:
             return trace.call(self.lm, "sql", messages, max_tokens=self.max_tokens), ""
         messages = _user_task(prompt, question, tips, fill("direct_question", question=question))
         return trace.call(self.lm, "sql", messages, max_tokens=self.max_tokens), "SELECT"
+
+
+class FormattedSQLGenerator:
+    """One call per candidate: schema, examples and question arranged by a question format."""
+
+    def __init__(self, lm: LM, question_format: str, *, max_tokens: int = 512, step: str = "sql"):
+        self.lm = lm
+        self.question_format = question_format
+        self.max_tokens = max_tokens
+        self.step = step
+
+    def generate(self, prompt: PromptParts, question: str, trace: Trace, *, tips: str = "") -> tuple[str, str]:
+        """(raw model text, the text the prompt ended with), like ``SQLGenerator.generate``."""
+        parts = replace(prompt, question=question, tips=tips) if tips or prompt.question != question else prompt
+        formatted = format_prompt(self.question_format, parts)
+        return trace.call(self.lm, self.step, formatted.messages, max_tokens=self.max_tokens), formatted.suffix

@@ -1,0 +1,330 @@
+"""``python -m kgsql.eval run``: predict with a named method, score, log, report.
+
+    python -m kgsql.eval run --dataset spider --data-dir /data/spider --method kgsql \\
+        --limit 30 --seed 0 --out runs/spider-kgsql
+    python -m kgsql.eval run --dataset spatial --data-dir /data/spatial --protocol cross-fold \\
+        --ablation sspa --shots 0,1,3,5 --out runs/sspa-table3
+
+One *cell* is (split, method, shots); each cell has its own append-only
+``records.jsonl`` (re-running skips the ids already in it) and report
+(``summary.json``, ``summary.md``, PNG plots). A run of one cell writes into
+``--out`` itself; several cells go to ``OUT/<split>/<method>/<k>-shot/`` with
+a combined report and a Table-3-shaped ``table.md`` in ``OUT``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from kgsql.errors import InputError
+from kgsql.eval.datasets import Dataset, load_dataset
+from kgsql.eval.method import default_shots, make_method, parse_sets, registry
+from kgsql.eval.metrics import METRICS
+from kgsql.eval.protocols import ABLATIONS, PAPER_SHOTS, cross_fold_groups, paper_table, parse_folds, single_groups
+from kgsql.eval.records import Record, RecordLog
+from kgsql.eval.report import summarize, write_report
+from kgsql.eval.runner import RunSpec, graph_name, ingest_databases, run_group, select_examples
+
+SPATIAL_TIMEOUT_S = 120.0  # one tourism gold query alone takes ~25 s (docs/eval.md)
+DEFAULT_TIMEOUT_S = 30.0
+SPIDER_POOL_FILES = ("train_7000.json", "train_spider.json")
+
+
+def _csv(text: str | None) -> list[str]:
+    return [p.strip() for p in (text or "").split(",") if p.strip()]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", required=True, choices=("spider", "bird", "spatial"))
+    parser.add_argument("--data-dir", required=True, type=Path, help="benchmark folder")
+    parser.add_argument("--split", default=None,
+                        help="spider/bird: dev (default); spatial: dataset1|dataset2 (comma list; "
+                             "cross-fold default: every split present)")
+    parser.add_argument("--method", default="kgsql", help="method name, or a comma list (default kgsql)")
+    parser.add_argument("--ablation", choices=sorted(ABLATIONS), default=None,
+                        help="run a set of methods together: " + "; ".join(
+                            f"{k} = {', '.join(v)}" for k, v in ABLATIONS.items()))
+    parser.add_argument("--shots", default=None,
+                        help="examples per prompt, or a comma list (e.g. 0,1,3,5; default: the method's own, "
+                             "with --ablation 0,1,3,5)")
+    parser.add_argument("--protocol", choices=("single", "cross-fold"), default="single",
+                        help="cross-fold: SSpa's spatial protocol (train on one fold's databases, test on the "
+                             "other, swap)")
+    parser.add_argument("--folds", default=None,
+                        help="cross-fold folds, e.g. 'ada,edu;tourism,traffic' (default: SSpa's folds "
+                             "restricted to the databases present, else one per database)")
+    parser.add_argument("--db", action="append", default=None,
+                        help="only questions of these databases (comma list; repeatable)")
+    parser.add_argument("--limit", type=int, default=None, help="N questions (per split)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="with --limit: a fixed random sample of N (default: the first N)")
+    parser.add_argument("--questions-lang", choices=("en", "zh"), default="en", help="spatial question language")
+    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a MethodOptions field, e.g. --set tips=false (repeatable)")
+    parser.add_argument("--pool", default=None,
+                        help="few-shot pool: Spider-format JSON or JSONL query log, or 'none' (default: "
+                             "spider train_7000.json; spatial: the other databases of the split)")
+    parser.add_argument("--model", default=None,
+                        help="local model (default KGSQL_LOCAL_MODEL or qwen2.5-coder-1.5b); with "
+                             "KGSQL_LLM_BASE_URL set: the endpoint's model name")
+    parser.add_argument("--n-ctx", type=int, default=8192, help="local model context length")
+    parser.add_argument("--graph", default=None, help="Bolt URI of the schema graph (default: embedded)")
+    parser.add_argument("--graph-prefix", default="", help="prefix for database names in the graph")
+    parser.add_argument("--out", type=Path, default=None, help="run folder (default runs/<dataset>-<method>)")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="SQL timeout in seconds, for scoring and the method's own execution "
+                             f"(default {SPATIAL_TIMEOUT_S:.0f} spatial, {DEFAULT_TIMEOUT_S:.0f} otherwise)")
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="questions in flight (default 1: the local model serves one request at a time)")
+    parser.add_argument("--metric", choices=METRICS, default=None,
+                        help="headline metric (default bird_ex for BIRD, spider_ex otherwise)")
+    parser.add_argument("--no-plots", action="store_true")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+# --------------------------------------------------------------------------- planning
+
+
+@dataclass
+class Cell:
+    """One (split, method, shots) combination with its own log and report."""
+
+    split: str
+    method: str
+    shots: int
+    dir: Path
+    records: list[Record] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def log_path(self) -> Path:
+        return self.dir / "records.jsonl"
+
+
+def _methods(args: argparse.Namespace) -> list[str]:
+    methods = list(ABLATIONS[args.ablation]) if args.ablation else _csv(args.method)
+    if not methods:
+        raise InputError("--method: give a method name")
+    return methods
+
+
+def _shots(args: argparse.Namespace, method: str) -> list[int]:
+    if args.shots in (None, ""):
+        return list(PAPER_SHOTS) if args.ablation else [default_shots(method)]
+    try:
+        values = [int(s) for s in _csv(args.shots)]
+    except ValueError as exc:
+        raise InputError(f"--shots {args.shots!r}: expected integers such as 0,1,3,5") from exc
+    if any(v < 0 for v in values):
+        raise InputError("--shots must not be negative")
+    return values
+
+
+def _splits(args: argparse.Namespace) -> list[str | None]:
+    if args.split:
+        return list(_csv(args.split))
+    if args.dataset == "spatial" and args.protocol == "cross-fold":
+        found = sorted(p.name for p in args.data_dir.iterdir() if p.is_dir() and any(p.glob("*/QA-*.txt")))
+        return list(found) or [None]
+    return [None]
+
+
+def load_split(args: argparse.Namespace, split: str | None) -> Dataset:
+    options: dict[str, Any] = {"lang": args.questions_lang} if args.dataset == "spatial" else {}
+    return load_dataset(args.dataset, args.data_dir, split, **options)
+
+
+def load_pool(args: argparse.Namespace, dataset: Dataset) -> Any:
+    """The fixed pool of a single-protocol run (None: spatial's per-database pools, or no pool)."""
+    from kgsql.examples.pool import ExamplePool
+
+    if args.pool and args.pool.lower() == "none":
+        return None
+    if args.pool:
+        path = Path(args.pool)
+        return ExamplePool.from_jsonl(path) if path.suffix == ".jsonl" else ExamplePool.from_spider(path)
+    if args.dataset == "spider":
+        for name in SPIDER_POOL_FILES:
+            if (args.data_dir / name).is_file():
+                return ExamplePool.from_spider(args.data_dir / name, db_dir=args.data_dir / "database")
+    return None
+
+
+def open_lm(model: str | None, n_ctx: int = 8192) -> Any:
+    """The configured endpoint (``KGSQL_LLM_BASE_URL``), else the local server of ``model``."""
+    from kgsql.llm.config import ENV_BASE_URL
+    from kgsql.llm.openai_lm import OpenAIChatLM
+
+    if os.environ.get(ENV_BASE_URL):
+        return OpenAIChatLM(model=model) if model else OpenAIChatLM()
+    from kgsql.llm.factory import local_server
+
+    srv = local_server(model, n_ctx=n_ctx)
+    return OpenAIChatLM(model=srv.model, base_url=srv.base_url, timeout_s=600.0)
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _cost_minutes(records: list[Record]) -> float:
+    """Model + scoring time of the cell's questions (summed over resumed sessions)."""
+    return sum((r.latency_s or 0.0) + float(r.extra.get("score_s") or 0.0) for r in records) / 60.0
+
+
+def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, encoder: Any = None,
+             say: Callable[[str], None] = _say) -> dict[str, Any]:
+    """The whole ``run`` subcommand; ``lm``/``graph``/``encoder`` injected by tests (else opened here).
+
+    Returns the run summary also written to ``OUT/run.json``."""
+    methods = _methods(args)
+    plan = [(m, k) for m in methods for k in _shots(args, m)]
+    overrides = parse_sets(args.sets)
+    metric = args.metric or ("bird_ex" if args.dataset == "bird" else "spider_ex")
+    timeout = args.timeout or (SPATIAL_TIMEOUT_S if args.dataset == "spatial" else DEFAULT_TIMEOUT_S)
+    overrides.setdefault("timeout_s", timeout)
+    folds = parse_folds(args.folds)
+    dbs = [d for item in (args.db or []) for d in _csv(item)] or None
+    out = args.out or Path("runs") / f"{args.dataset}-{'-'.join(methods) if len(methods) < 3 else 'methods'}"
+    splits = _splits(args)
+    many = len(splits) * len(plan) > 1
+    if args.protocol == "cross-fold" and args.dataset != "spatial":
+        raise InputError("--protocol cross-fold is SSpa's protocol for the spatial set (--dataset spatial)")
+    datasets = [load_split(args, s) for s in splits]
+    own_graph = graph is None
+    if own_graph:
+        from kgsql.graph.schema_graph import SchemaGraph
+
+        graph = SchemaGraph.open(args.graph)
+    started = time.time()
+    cells: list[Cell] = []
+    try:
+        for dataset in datasets:
+            examples = select_examples(dataset.examples, limit=args.limit, seed=args.seed, dbs=dbs)
+            if not examples:
+                raise InputError(f"{dataset.name} {dataset.split}: no questions selected")
+            missing = [e for e in examples if dataset.db_path(e.db_id) is None]
+            if missing:
+                say(f"{dataset.name} {dataset.split}: {len(missing)} of {len(examples)} selected questions "
+                    f"have no database file ({', '.join(sorted({e.db_id for e in missing})[:8])}"
+                    f"{', ...' if len({e.db_id for e in missing}) > 8 else ''}); they are logged unscored")
+            names = ingest_databases(graph, dataset, {e.db_id for e in examples}, prefix=args.graph_prefix, log=say)
+            fixed_pool = load_pool(args, dataset) if args.protocol == "single" else None
+            for method, shots in plan:
+                if shots and args.protocol == "single" and dataset.name != "spatial" and fixed_pool is None:
+                    say(f"{method}: no example pool for {dataset.name} (--pool); running 0-shot")
+                    shots = 0
+                cell_dir = out / (dataset.split or "dev") / method / f"{shots}-shot" if many else out
+                cell = Cell(dataset.split, method, shots, cell_dir)
+                cells.append(cell)
+                groups = (cross_fold_groups(dataset, examples, folds, with_pool=shots > 0)
+                          if args.protocol == "cross-fold"
+                          else single_groups(dataset, examples, fixed_pool, with_pool=shots > 0))
+                log = RecordLog(cell.log_path)
+                spec = RunSpec(method, shots, overrides, timeout, max(1, args.concurrency), metric)
+                t0 = time.perf_counter()
+                for group in groups:
+                    needs_model = any(e.id not in log.done and e.db_id in names for e in group.examples)
+                    asker = make_method(method, graph, lm if lm is not None else _lazy_lm(args), shots,
+                                        group.pool, overrides, encoder=encoder) if needs_model else None
+                    desc = f"{dataset.split or ''} {method} {shots}-shot {group.tag.get('fold', '')}".strip()
+                    cell.records += run_group(group, dataset, asker, log, spec, names=names, shots=shots,
+                                              progress=not args.no_progress, desc=desc)
+                cell.wall_s = time.perf_counter() - t0
+                write_report(cell.records, cell.dir, title=f"{dataset.name} {dataset.split} {method} {shots}-shot",
+                             metric=metric, plots=not args.no_plots)
+    finally:
+        if own_graph:
+            graph.close()
+    return _finish(args, out, cells, methods, metric, started, many, overrides)
+
+
+_LM: dict[str, Any] = {}
+
+
+def _lazy_lm(args: argparse.Namespace) -> Any:
+    """Start the model only when a question needs it (a run with everything logged starts none)."""
+    key = f"{args.model}:{args.n_ctx}"
+    if key not in _LM:
+        _LM[key] = open_lm(args.model, args.n_ctx)
+    return _LM[key]
+
+
+def _cell_summary(cell: Cell, metric: str) -> dict[str, Any]:
+    s = summarize(cell.records)
+    return {"split": cell.split, "method": cell.method, "shots": cell.shots, "dir": str(cell.dir),
+            "n": s["n"], "n_scored": s["n_scored"], "n_missing_db": s["n_missing_db"],
+            "n_pred_error": s["n_pred_error"], metric: s[metric], "spider_ex": s["spider_ex"],
+            "bird_ex": s["bird_ex"], "soft_f1": s["soft_f1"], "tokens_mean": s["tokens_mean"],
+            "tokens_total": s["tokens_total"], "latency_mean_s": s["latency_mean_s"],
+            "rounds_mean": s["rounds_mean"], "minutes": round(_cost_minutes(cell.records), 2),
+            "wall_s_this_session": round(cell.wall_s, 1)}
+
+
+def _finish(args: argparse.Namespace, out: Path, cells: list[Cell], methods: list[str], metric: str,
+            started: float, many: bool, overrides: dict[str, Any]) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
+    results = [_cell_summary(c, metric) for c in cells]
+    table = None
+    if many:
+        splits = list(dict.fromkeys(c.split or "dev" for c in cells))
+        per_method = {m: sorted({c.shots for c in cells if c.method == m}) for m in methods}
+        own_shots = args.shots in (None, "") and not args.ablation and all(len(v) == 1 for v in per_method.values())
+        rows = [f"{m} ({per_method[m][0]}-shot)" if own_shots else m for m in methods]
+        row_of = dict(zip(methods, rows))
+        shots: list[int | None] = [None] if own_shots else sorted({c.shots for c in cells})
+        key = {id(c): (row_of[c.method], c.split or "dev", None if own_shots else c.shots) for c in cells}
+        values = {key[id(c)]: r[metric] for c, r in zip(cells, results)}
+        counts = {key[id(c)]: r["n_scored"] for c, r in zip(cells, results)}
+        table = paper_table(values, rows, splits, shots, counts=counts)
+        (out / "table.md").write_text(f"# {metric} (%)\n\n{table}", encoding="utf-8")
+        write_report([r for c in cells for r in c.records], out, title=f"{args.dataset}: all cells",
+                     metric=metric, plots=not args.no_plots)
+    meta_path = out / "run.json"
+    sessions = []
+    if meta_path.exists():
+        try:
+            sessions = json.loads(meta_path.read_text(encoding="utf-8")).get("sessions", [])
+        except (OSError, ValueError):
+            sessions = []
+    sessions.append({"started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
+                     "wall_s": round(time.time() - started, 1)})
+    meta = {"argv": sys.argv[1:], "dataset": args.dataset, "data_dir": str(args.data_dir),
+            "protocol": args.protocol, "limit": args.limit, "seed": args.seed, "dbs": args.db,
+            "model": args.model or os.environ.get("KGSQL_LOCAL_MODEL") or "default",
+            "overrides": overrides, "metric": metric, "method_registry": registry() is not None,
+            "cells": results, "table": table, "sessions": sessions}
+    meta_path.write_text(json.dumps(meta, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    return meta
+
+
+def print_results(meta: dict[str, Any]) -> None:
+    """The per-cell lines and the table on stdout."""
+    metric = meta["metric"]
+    for c in meta["cells"]:
+        value = "–" if c[metric] is None else f"{100 * c[metric]:.1f}%"
+        tokens = "–" if c["tokens_mean"] is None else f"{c['tokens_mean']:,.0f}"
+        print(f"{c['split'] or 'dev'} {c['method']} {c['shots']}-shot: {metric} {value} "
+              f"({c['n_scored']} scored of {c['n']}; {c['n_pred_error']} prediction errors) · "
+              f"{tokens} tokens/question · {c['minutes']:.1f} min · {c['dir']}")
+        if c["n_missing_db"]:
+            print(f"  {c['n_missing_db']} question(s) not scored: database file missing"
+                  + (" (all of them)" if c["n_missing_db"] == c["n"] else ""))
+    if meta.get("table"):
+        print()
+        print(meta["table"])
+
+
+def main(args: argparse.Namespace) -> int:
+    meta = run_eval(args)
+    print_results(meta)
+    return 0

@@ -1,0 +1,285 @@
+"""Ask a method every question of a plan, score each answer, log it, resume.
+
+The unit of work is a ``Group``: questions that share one example pool (all
+questions of a plain Spider run; one test fold of a cross-fold run; one
+database of a leave-one-database-out run). Groups of a run write into one
+append-only ``RecordLog``, so a killed run picks up where it stopped.
+
+A question whose model call produced nothing at all (no SQL, no tokens: the
+LLM server is down, a request timed out) is *not* logged, so the next run
+retries it; a few such failures in a row stop the run instead of filling the
+log with zeros.
+"""
+from __future__ import annotations
+
+import random
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from kgsql.errors import InputError, KgsqlError
+from kgsql.eval.datasets import Dataset, Example
+from kgsql.eval.metrics import evaluate_prediction
+from kgsql.eval.records import Record, RecordLog
+
+MAX_CONSECUTIVE_FAILURES = 3
+MISSING_DB = "database file missing"
+
+
+class RunAborted(KgsqlError):
+    """The method failed several questions in a row without producing anything."""
+
+
+@dataclass
+class Group:
+    """Questions answered with one example pool; ``tag`` goes into each record's ``extra``."""
+
+    examples: list[Example]
+    pool: Any = None
+    tag: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunSpec:
+    """How to answer and score: the method and its knobs."""
+
+    method: str
+    shots: int | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    timeout_s: float = 30.0
+    concurrency: int = 1
+    metric: str = "spider_ex"
+
+
+# --------------------------------------------------------------------------- choosing questions
+
+
+def select_examples(examples: Sequence[Example], *, limit: int | None = None, seed: int | None = None,
+                    dbs: Iterable[str] | None = None, ids: Iterable[str] | None = None) -> list[Example]:
+    """The questions of a run, in dataset order.
+
+    ``dbs``/``ids`` filter first; then ``limit`` takes the first N, or with a
+    ``seed`` a fixed random sample of N (the same for every method, so runs
+    are comparable question by question)."""
+    chosen = list(examples)
+    if dbs:
+        wanted = set(dbs)
+        chosen = [e for e in chosen if e.db_id in wanted]
+    if ids:
+        wanted_ids = set(ids)
+        chosen = [e for e in chosen if e.id in wanted_ids]
+    if limit is None or limit >= len(chosen):
+        return chosen
+    if limit < 0:
+        raise InputError(f"--limit must be positive, not {limit}")
+    if seed is None:
+        return chosen[:limit]
+    return [chosen[i] for i in sorted(seeded_picks(len(chosen), limit, seed))]
+
+
+def seeded_picks(n: int, k: int, seed: int) -> list[int]:
+    """``k`` distinct indices below ``n`` drawn one at a time with ``random.Random(seed)``.
+
+    The first ``k`` picks never depend on ``k``, so a larger ``--limit`` with the
+    same seed extends a sample instead of replacing it (``random.sample`` only
+    does so while it keeps the same internal algorithm; this loop is that
+    algorithm's set-based branch, so small samples equal ``random.sample``'s)."""
+    rng = random.Random(seed)
+    seen: set[int] = set()
+    picks: list[int] = []
+    while len(picks) < k:
+        j = rng.randrange(n)
+        if j not in seen:
+            seen.add(j)
+            picks.append(j)
+    return picks
+
+
+# --------------------------------------------------------------------------- graph names
+
+
+def graph_name(dataset: Dataset, db_id: str, prefix: str = "") -> str:
+    """Name of ``db_id`` in the schema graph.
+
+    Spatial datasets reuse database names across splits with different
+    schemas (``traffic`` of dataset1 keeps derived columns, dataset2's does
+    not), so the split is part of the name there: ``traffic_dataset1``."""
+    name = f"{db_id}_{dataset.split}" if dataset.name == "spatial" and dataset.split else db_id
+    return f"{prefix}{name}"
+
+
+def ingest_databases(graph: Any, dataset: Dataset, db_ids: Iterable[str], *, prefix: str = "",
+                     log: Callable[[str], None] | None = None) -> dict[str, str]:
+    """Ingest the databases the run needs; returns db_id -> graph name (present files only).
+
+    Ingest is idempotent (unchanged databases are skipped), so every run calls it."""
+    names: dict[str, str] = {}
+    for db_id in sorted(set(db_ids)):
+        path = dataset.db_path(db_id)
+        if path is None:
+            continue
+        name = graph_name(dataset, db_id, prefix)
+        t0 = time.perf_counter()
+        report = graph.ingest(path, name=name)
+        if log is not None and not getattr(report, "unchanged", 0):
+            log(f"ingested {db_id} as '{name}' ({time.perf_counter() - t0:.1f} s)")
+        names[db_id] = name
+    return names
+
+
+# --------------------------------------------------------------------------- one question
+
+
+def evidence_for(example: Example) -> str | None:
+    """What the benchmark gives beside the question: BIRD evidence; spatial evidence + ``name`` hints."""
+    parts = [p.strip() for p in (example.evidence, example.hints) if p and p.strip()]
+    return " ".join(parts) or None
+
+
+def missing_record(example: Example) -> Record:
+    return Record(id=example.id, db_id=example.db_id, question=example.question, gold=list(example.gold),
+                  difficulty=example.difficulty, label=example.label, error=MISSING_DB, error_kind="missing_db")
+
+
+def answer_record(example: Example, dataset: Dataset, answer: Any, *, timeout_s: float) -> Record:
+    """Score ``answer`` against the gold SQL and keep what the report and a reader need."""
+    sql = (getattr(answer, "sql", "") or "").strip() or None
+    t0 = time.perf_counter()
+    verdict = evaluate_prediction(dataset.db_path(example.db_id), example.gold, sql, timeout_s=timeout_s)
+    tokens = dict(getattr(answer, "tokens", {}) or {})
+    prompts = getattr(answer, "prompts", None) or []
+    rec = Record(
+        id=example.id, db_id=example.db_id, question=example.question, gold=list(example.gold), pred=sql,
+        spider_ex=verdict.spider_ex, bird_ex=verdict.bird_ex, soft_f1=verdict.soft_f1,
+        error=verdict.error, error_kind=verdict.error_kind, matched_gold=verdict.matched_gold,
+        difficulty=example.difficulty, label=example.label,
+        tokens=tokens.get("total"), latency_s=round(float(getattr(answer, "latency_s", 0.0) or 0.0), 3),
+        rounds=getattr(answer, "rounds", None),
+    )
+    rec.extra.update({
+        "tokens_prompt": tokens.get("prompt"), "tokens_completion": tokens.get("completion"),
+        "tokens_cached": tokens.get("cached"), "llm_calls": len(prompts),
+        "llm_s": round(sum(float(p.get("latency_s") or 0.0) for p in prompts), 3),
+        "score_s": round(time.perf_counter() - t0, 3),
+        "answer_error": getattr(answer, "error", None),
+        "evidence": getattr(answer, "evidence", "") or "",
+        "tips": list(getattr(answer, "tips", []) or []),
+        "candidates": list(getattr(answer, "candidates", []) or []),
+        "examples": list(getattr(answer, "examples", []) or []),
+    })
+    if verdict.gold_errors and verdict.error_kind != "gold_error":
+        rec.extra["gold_errors"] = verdict.gold_errors
+    return rec
+
+
+def _produced_nothing(answer: Any) -> bool:
+    tokens = getattr(answer, "tokens", {}) or {}
+    return not (getattr(answer, "sql", "") or "").strip() and not tokens.get("total") \
+        and getattr(answer, "error", None) is not None
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+class _Progress:
+    """tqdm bar on stderr with the running metric; a no-op when disabled."""
+
+    def __init__(self, total: int, initial: list[Record], metric: str, enabled: bool, desc: str) -> None:
+        self.metric = metric
+        self.values = [float(getattr(r, metric)) for r in initial if getattr(r, metric) is not None]
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, initial=len(initial), file=sys.stderr, unit="q",
+                            dynamic_ncols=True, desc=desc)
+            self._postfix()
+
+    def _postfix(self) -> None:
+        if self.bar is not None and self.values:
+            ex = 100 * sum(self.values) / len(self.values)
+            self.bar.set_postfix_str(f"{self.metric.split('_')[0].upper()} {ex:.1f}% of {len(self.values)}")
+
+    def add(self, rec: Record | None) -> None:
+        if rec is not None and getattr(rec, self.metric) is not None:
+            self.values.append(float(getattr(rec, self.metric)))
+        if self.bar is not None:
+            self.bar.update(1)
+            self._postfix()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: RunSpec, *,
+              names: dict[str, str], shots: int, progress: bool = True, desc: str = "") -> list[Record]:
+    """Answer and score the group's questions not yet in ``log``; returns the group's records.
+
+    Records of questions already logged are returned as logged (resume)."""
+    logged = {r.id: r for r in log.records()}
+    todo = [e for e in group.examples if e.id not in logged]
+    done_before = [logged[e.id] for e in group.examples if e.id in logged]
+    bar = _Progress(len(group.examples), done_before, spec.metric, progress, desc)
+    lock = threading.Lock()
+    failures = [0]
+
+    def finish(rec: Record) -> Record:
+        rec.method, rec.shots = spec.method, shots
+        rec.extra.update(group.tag)
+        with lock:
+            log.append(rec)
+            logged[rec.id] = rec
+        return rec
+
+    def one(example: Example) -> Record | None:
+        if example.db_id not in names:
+            return finish(missing_record(example))
+        try:
+            answer = asker.ask(example.question, db=names[example.db_id], evidence=evidence_for(example))
+        except InputError as exc:  # this question is unanswerable as given: logged as a method error
+            rec = Record(id=example.id, db_id=example.db_id, question=example.question, gold=list(example.gold),
+                         spider_ex=0, bird_ex=0, soft_f1=0.0, error=str(exc), error_kind="no_prediction",
+                         difficulty=example.difficulty, label=example.label)
+            return finish(rec)
+        if _produced_nothing(answer):
+            raise RunAborted(f"{example.id}: the method produced nothing: {answer.error}")
+        return finish(answer_record(example, dataset, answer, timeout_s=spec.timeout_s))
+
+    def settle(example: Example, call: Callable[[], Record | None]) -> None:
+        try:
+            rec = call()
+        except (RunAborted, KgsqlError) as exc:
+            with lock:
+                failures[0] += 1
+                count = failures[0]
+            print(f"\nwarning: {example.id} not logged (will be retried): {exc}", file=sys.stderr)
+            bar.add(None)
+            if count >= MAX_CONSECUTIVE_FAILURES:
+                raise RunAborted(f"{count} questions in a row failed without an answer; last: {exc}") from exc
+            return
+        if rec is not None and rec.error_kind != "missing_db":  # only a model answer ends a failure streak
+            with lock:
+                failures[0] = 0
+        bar.add(rec)
+
+    try:
+        if spec.concurrency <= 1:
+            for example in todo:
+                settle(example, lambda e=example: one(e))
+        else:
+            with ThreadPoolExecutor(max_workers=spec.concurrency) as pool:
+                futures = {pool.submit(one, e): e for e in todo}
+                for fut in as_completed(futures):
+                    try:
+                        settle(futures[fut], fut.result)
+                    except RunAborted:
+                        for f in futures:
+                            f.cancel()
+                        raise
+    finally:
+        bar.close()
+    return [logged[e.id] for e in group.examples if e.id in logged]

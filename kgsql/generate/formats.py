@@ -1,0 +1,177 @@
+"""Question formats: how schema, examples and question become chat messages, by name.
+
+* ``dail``  SSpa's prompt on DAIL-SQL's code-representation layout, one user
+  message: (SDBMS knowledge,) examples as ``/* Answer the following: q */``
+  + SQL (with each example's own schema in the "full" organisation), the
+  schema, (geographic descriptions, evidence, schema tips,) then
+  ``Answer the following with no explanation: <question>\\nSELECT``; the
+  model continues the ``SELECT``.
+* ``chat``  ACT-SQL's chat prompt (util/prompt.py ``get_prompt``): the system
+  message "Given the database schema, you need to translate the question into
+  the SQL query.", one user/assistant pair per example (``Database schema:
+  ...\\nQuestion: ...`` / SQL or auto-CoT), then the question as a user message.
+* ``act-completion``  ACT-SQL's prompt for completion models, sent as one user
+  message ending in ``SELECT`` (or "Let's think step by step." with CoT).
+
+Formats only arrange text; what goes in (schema style, rows, which
+examples, CoT or not) is decided by the method options.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from kgsql.errors import UnknownNameError
+from kgsql.generate.templates import join_sections
+from kgsql.llm.base import Message
+
+__all__ = [
+    "Shot", "PromptParts", "FormattedPrompt", "register_format", "get_format", "available_formats",
+    "format_prompt", "ACT_SYSTEM", "DAIL_QUESTION",
+]
+
+ACT_SYSTEM = "Given the database schema, you need to translate the question into the SQL query."
+DAIL_QUESTION = "Answer the following with no explanation: {question}\nSELECT"
+DAIL_SCHEMA = "/* Given the following database schema: */"
+DAIL_EXAMPLES = "/* Some SQL examples are provided based on similar problems: */"
+COT_TRIGGER = "Let's think step by step."
+
+
+@dataclass(frozen=True)
+class Shot:
+    """One few-shot example as the prompt shows it.
+
+    ``answer`` is the SQL or its auto-CoT; ``schema`` the example's own database
+    rendered like the target's ("" in DAIL's SQL-only organisation)."""
+
+    question: str
+    answer: str
+    schema: str = ""
+
+
+@dataclass(frozen=True)
+class PromptParts:
+    """Everything a question format may place; empty parts are left out."""
+
+    question: str
+    schema: str
+    shots: tuple[Shot, ...] = ()
+    system: str = ""      # SDBMS line, e.g. "You are an expert in the SpatiaLite ..."
+    knowledge: str = ""   # SDBMS function explanations
+    geo: str = ""         # geographic descriptions of the tables
+    evidence: str = ""
+    tips: str = ""        # schema tips from failed attempts
+    cot: bool = False     # the shots' answers are chains of thought
+
+
+@dataclass(frozen=True)
+class FormattedPrompt:
+    """Messages to send, and the text the prompt ends with (for ``extract_sql``)."""
+
+    messages: list[Message] = field(default_factory=list)
+    suffix: str = ""
+
+
+QuestionFormat = Callable[[PromptParts], FormattedPrompt]
+_FORMATS: dict[str, QuestionFormat] = {}
+
+
+def register_format(name: str, fn: QuestionFormat) -> QuestionFormat:
+    _FORMATS[name] = fn
+    return fn
+
+
+def available_formats() -> list[str]:
+    return sorted(_FORMATS)
+
+
+def get_format(name: str) -> QuestionFormat:
+    if name not in _FORMATS:
+        raise UnknownNameError(f"unknown question format '{name}'; known: {', '.join(available_formats())}")
+    return _FORMATS[name]
+
+
+def format_prompt(name: str, parts: PromptParts) -> FormattedPrompt:
+    return get_format(name)(parts)
+
+
+def _comment_section(title: str, body: str) -> str:
+    return f"/* {title}: */\n{body.strip()}" if body.strip() else ""
+
+
+# --------------------------------------------------------------------------- DAIL / SSpa
+
+
+def _dail_shot(shot: Shot) -> str:
+    qa = f"/* Answer the following: {shot.question} */\n{shot.answer.strip()}"
+    return f"{DAIL_SCHEMA}\n{shot.schema.strip()}\n\n{qa}" if shot.schema.strip() else qa
+
+
+def dail_format(parts: PromptParts) -> FormattedPrompt:
+    examples = ""
+    if parts.shots:
+        examples = DAIL_EXAMPLES + "\n" + "\n\n".join(_dail_shot(s) for s in parts.shots)
+    body = join_sections(
+        _comment_section("Spatial functions", parts.knowledge),
+        examples,
+        f"{DAIL_SCHEMA}\n{parts.schema.strip()}",
+        _comment_section("Geographic descriptions of the tables", parts.geo),
+        _comment_section("Evidence", parts.evidence),
+        _comment_section("Schema tips", parts.tips),
+        DAIL_QUESTION.format(question=parts.question),
+    )
+    messages: list[Message] = [{"role": "system", "content": parts.system}] if parts.system.strip() else []
+    messages.append({"role": "user", "content": body})
+    return FormattedPrompt(messages, "SELECT")
+
+
+# --------------------------------------------------------------------------- ACT-SQL
+
+
+def _act_user(schema: str, question: str) -> str:
+    # ACT-SQL's schema strings end in "\n" and the template adds one: a blank line before "Question:".
+    if not schema.strip():
+        return f"Question: {question}"
+    return f"Database schema:\n{schema.strip()}\n\nQuestion: {question}"
+
+
+def _extras(parts: PromptParts) -> str:
+    return join_sections(
+        f"Spatial functions:\n{parts.knowledge.strip()}" if parts.knowledge.strip() else "",
+        f"Geographic descriptions of the tables:\n{parts.geo.strip()}" if parts.geo.strip() else "",
+        f"Evidence: {parts.evidence.strip()}" if parts.evidence.strip() else "",
+        f"Schema tips:\n{parts.tips.strip()}" if parts.tips.strip() else "",
+    )
+
+
+def chat_format(parts: PromptParts) -> FormattedPrompt:
+    system = ACT_SYSTEM if not parts.system.strip() else f"{parts.system.strip()} {ACT_SYSTEM}"
+    messages: list[Message] = [{"role": "system", "content": system}]
+    for shot in parts.shots:
+        messages.append({"role": "user", "content": _act_user(shot.schema, shot.question)})
+        messages.append({"role": "assistant", "content": shot.answer.strip()})
+    extras = _extras(parts)
+    schema = parts.schema.strip() + ("\n\n" + extras if extras else "")
+    messages.append({"role": "user", "content": _act_user(schema, parts.question)})
+    return FormattedPrompt(messages, "")
+
+
+def act_completion_format(parts: PromptParts) -> FormattedPrompt:
+    text = ""
+    for shot in parts.shots:
+        text += "Given the database schema:\n" + shot.schema.strip() + "\n\n"
+        text += "Translate the natural utterance into the SQL query: " + shot.question + "\n"
+        text += shot.answer.strip() + "\n"
+    extras = _extras(parts)
+    text += "Given the database schema:\n" + parts.schema.strip() + "\n\n" + (extras + "\n" if extras else "")
+    text += "Translate the natural utterance into the SQL query: " + parts.question + "\n"
+    tail = COT_TRIGGER if parts.cot else "SELECT"
+    text += tail
+    messages: list[Message] = [{"role": "system", "content": parts.system}] if parts.system.strip() else []
+    messages.append({"role": "user", "content": text})
+    return FormattedPrompt(messages, tail)
+
+
+register_format("dail", dail_format)
+register_format("chat", chat_format)
+register_format("act-completion", act_completion_format)

@@ -1,0 +1,199 @@
+"""Schema prompt styles, registered by name (like sqlglot dialects).
+
+Every style renders a ``DatabaseSchema`` (from the graph, possibly a
+selection), so every method sees the same knowledge and differs only in how
+it is written down. Styles quoted from ACT-SQL's ``util/prompt.py`` (§7.3):
+
+* ``table-column``  ``# singer(Singer_ID, Name, Country)`` (OpenAI's API-doc form)
+* ``create``        ``create table singer (\\n    Singer_ID number,\\n ...\\n)``
+* ``create-eoc``    keys at the end of each column: ``Singer_ID number primary key``,
+  ``Song_ID number references song(Song_ID)``
+* ``create-eot``    keys at the end of the table: ``primary key (Singer_ID)``,
+  ``foreign key (Song_ID) references song(Song_ID)``
+
+ACT-SQL's ``create`` family writes Spider's coarse column types (number,
+text, time, boolean, others), mapped here from the declared SQLite types;
+geometry columns keep their geometry type (``point``), which Spider lacks.
+
+* ``code``          DAIL-SQL's code representation: ``CREATE TABLE`` statements
+  with the declared types, NOT NULL, primary and foreign keys, as the
+  database declares them (rebuilt from the schema, not copied from
+  ``sqlite_master``, so a selected sub-schema renders the same way).
+* ``kg``            kgsql's unified KG-based schema (``render.render_kg_schema``).
+
+``render_schema(style, schema, example_rows=c)`` adds ACT-SQL's
+``/* c example rows from table t: ... */`` block after each table.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from kgsql.errors import UnknownNameError
+from kgsql.generate.render import RenderOptions, render_kg_schema, table_ref
+from kgsql.generate.rows import DEFAULT_MAX_CHARS, render_rows, sample_rows
+from kgsql.schema.model import DatabaseSchema, Table
+
+__all__ = [
+    "SchemaStyle", "register_style", "get_style", "available_styles", "render_schema", "render_example_rows",
+    "spider_type",
+]
+
+TableRenderer = Callable[[DatabaseSchema, Table], str]
+
+
+@dataclass(frozen=True)
+class SchemaStyle:
+    """A named way to write a schema: one block per table, or the whole schema at once."""
+
+    name: str
+    table: TableRenderer | None = None
+    whole: Callable[[DatabaseSchema], str] | None = None
+    separator: str = "\n"  # between table blocks
+    description: str = ""
+
+    def render(self, schema: DatabaseSchema, *, example_rows: int = 0,
+               max_value_chars: int = DEFAULT_MAX_CHARS) -> str:
+        if self.whole is not None:
+            rows = render_example_rows(schema, example_rows, max_value_chars=max_value_chars)
+            return "\n".join(p for p in (self.whole(schema), rows) if p)
+        assert self.table is not None
+        blocks = []
+        for t in schema.tables:
+            if not t.columns:
+                continue
+            block = self.table(schema, t)
+            rows = _rows_block(schema, t, example_rows, max_value_chars)
+            blocks.append(block + ("\n" + rows if rows else ""))
+        return self.separator.join(blocks)
+
+
+def render_example_rows(schema: DatabaseSchema, n: int, *, max_value_chars: int = DEFAULT_MAX_CHARS) -> str:
+    """Just the example-row blocks of every table (for schemas rendered elsewhere)."""
+    if n <= 0:
+        return ""
+    return "\n".join(b for b in (_rows_block(schema, t, n, max_value_chars) for t in schema.tables) if b)
+
+
+def _rows_block(schema: DatabaseSchema, table: Table, n: int, max_chars: int) -> str:
+    sample = sample_rows(schema, table, n, max_chars=max_chars) if n > 0 else None
+    return render_rows(sample) if sample is not None else ""
+
+
+_STYLES: dict[str, SchemaStyle] = {}
+_ALIASES = {"api-doc": "table-column", "table(column)": "table-column", "cr": "code",
+            "create-noPF": "create", "create-nopf": "create", "unified": "kg"}
+
+
+def register_style(style: SchemaStyle) -> SchemaStyle:
+    """Make ``render_schema(style.name, ...)`` use ``style`` (replaces one of the same name)."""
+    _STYLES[style.name] = style
+    return style
+
+
+def available_styles() -> list[str]:
+    return sorted(_STYLES)
+
+
+def get_style(name: str) -> SchemaStyle:
+    key = _ALIASES.get(name, _ALIASES.get(name.lower(), name))
+    if key not in _STYLES:
+        raise UnknownNameError(f"unknown schema style '{name}'; known: {', '.join(available_styles())}")
+    return _STYLES[key]
+
+
+def render_schema(style: str, schema: DatabaseSchema, *, example_rows: int = 0,
+                  max_value_chars: int = DEFAULT_MAX_CHARS) -> str:
+    """``schema`` written in the named style, with ``example_rows`` rows after each table."""
+    return get_style(style).render(schema, example_rows=example_rows, max_value_chars=max_value_chars)
+
+
+# --------------------------------------------------------------------------- types
+
+_SPIDER_TYPES = (  # SQLite affinity order: INT first, then text, then dates, ...
+    (re.compile(r"INT|REAL|FLOA|DOUB|NUM|DEC|BIT"), "number"),
+    (re.compile(r"BOOL"), "boolean"),
+    (re.compile(r"DATE|TIME|YEAR"), "time"),
+    (re.compile(r"CHAR|CLOB|TEXT|STRING"), "text"),
+)
+
+
+def spider_type(declared: str) -> str:
+    """Spider's coarse type (number/text/time/boolean/others) of a declared SQLite type."""
+    upper = (declared or "").upper()
+    if upper.startswith("BOOL"):
+        return "boolean"
+    for pattern, name in _SPIDER_TYPES:
+        if pattern.search(upper):
+            return name
+    return "others"
+
+
+# --------------------------------------------------------------------------- ACT-SQL styles
+
+
+def _table_column(schema: DatabaseSchema, table: Table) -> str:
+    return f"# {table_ref(table.name)}({', '.join(table_ref(c.name) for c in table.columns)})"
+
+
+def _fks(schema: DatabaseSchema, table: Table) -> list:  # type: ignore[type-arg]
+    names = {c.name for c in table.columns}
+    return [fk for fk in schema.foreign_keys if fk.table == table.name and fk.column in names]
+
+
+def _create(keys: str) -> TableRenderer:
+    def render(schema: DatabaseSchema, table: Table) -> str:
+        lines = []
+        fks = _fks(schema, table)
+        for col in table.columns:
+            kind = col.spatial.geometry_type.lower() if col.spatial is not None else spider_type(col.type)
+            line = f"    {table_ref(col.name)} {kind}"
+            if keys == "eoc":
+                if col.is_primary_key:
+                    line += " primary key"
+                for fk in fks:
+                    if fk.column == col.name:
+                        line += f" references {table_ref(fk.ref_table)}({table_ref(fk.ref_column)})"
+            lines.append(line)
+        if keys == "eot":
+            if table.primary_key:
+                lines.append(f"    primary key ({', '.join(table_ref(c) for c in table.primary_key)})")
+            for fk in fks:
+                lines.append(f"    foreign key ({table_ref(fk.column)}) references "
+                             f"{table_ref(fk.ref_table)}({table_ref(fk.ref_column)})")
+        return f"create table {table_ref(table.name)} (\n" + ",\n".join(lines) + "\n)"
+
+    return render
+
+
+# --------------------------------------------------------------------------- DAIL-SQL code representation
+
+
+def _code(schema: DatabaseSchema, table: Table) -> str:
+    lines = []
+    for col in table.columns:
+        line = f"  {table_ref(col.name)} {col.type}".rstrip()
+        if col.not_null and not col.is_primary_key:
+            line += " NOT NULL"
+        lines.append(line)
+    if table.primary_key:
+        lines.append(f"  PRIMARY KEY ({', '.join(table_ref(c) for c in table.primary_key)})")
+    for fk in _fks(schema, table):
+        lines.append(f"  FOREIGN KEY ({table_ref(fk.column)}) REFERENCES "
+                     f"{table_ref(fk.ref_table)}({table_ref(fk.ref_column)})")
+    return f"CREATE TABLE {table_ref(table.name)} (\n" + ",\n".join(lines) + "\n);"
+
+
+def _kg(schema: DatabaseSchema) -> str:
+    return render_kg_schema(schema, RenderOptions())
+
+
+register_style(SchemaStyle("table-column", table=_table_column,
+                           description="ACT-SQL/OpenAI Table(Column): # t(c1, c2)"))
+register_style(SchemaStyle("create", table=_create("none"), description="ACT-SQL Create, no keys"))
+register_style(SchemaStyle("create-eoc", table=_create("eoc"), description="ACT-SQL Create, keys at end of column"))
+register_style(SchemaStyle("create-eot", table=_create("eot"), description="ACT-SQL Create, keys at end of table"))
+register_style(SchemaStyle("code", table=_code, separator="\n\n",
+                           description="DAIL-SQL code representation: CREATE TABLE statements"))
+register_style(SchemaStyle("kg", whole=_kg, description="kgsql unified KG-based schema"))

@@ -1,0 +1,145 @@
+"""Text-to-SQL methods by name: baselines, kgsql and their ablations.
+
+    from kgsql.methods import build
+    t2s = build("act-sql", graph, lm, pool=ExamplePool.from_spider("train_7000.json"))
+    t2s.ask("How many singers do we have?", db="concert_singer")
+
+A method is a ``MethodSpec``: ``MethodOptions`` for the one ``Text2SQL``
+pipeline, composed from shared parts below, so two methods differ exactly by
+the switches that tell them apart. Registered:
+
+* ``dail-sql``  code-representation schema, masked-question-similarity examples
+  (SQL only), "Answer the following with no explanation: ... SELECT"; one shot
+  at the SQL, no SDBMS knowledge, no geographic descriptions, no tips (SSpa's
+  DAIL-SQL baseline)
+* ``act-sql``   Table(Column) schema with 3 example rows, 2 static + 2 dynamic
+  examples with their own schemas and auto-CoT, ACT-SQL's chat format
+* ``sspa``      DAIL-SQL + SDBMS knowledge (SSpa's fixed function list) +
+  geographic descriptions + SSpa's three schema tips (up to 5 generations)
+* ``sspa-sdbms``, ``sspa-geo``, ``sspa-tips``: SSpa without that one component
+* ``kgsql``     knowledge selection, unified KG schema, evidence, least-to-most,
+  schema tips, masked-similarity examples (when a pool is given)
+* ``kgsql-<part>``: kgsql without that one part (``kg-schema``, ``selection``,
+  ``evidence``, ``tips``, ``sdbms``, ``geo``, ``least-to-most``, ``examples``)
+
+``register_method(MethodSpec(...))`` adds one; ``build(name, ..., shots=3)``
+overrides options for a sweep (K in {0, 1, 3, 5}).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from kgsql.errors import UnknownNameError
+from kgsql.generate.pipeline import MethodOptions, Text2SQL
+
+__all__ = ["MethodSpec", "register_method", "get_method", "available_methods", "build", "SSPA_FUNCTIONS"]
+
+#: SSpa §3.2: "commonly used functions, such as GLength, Area, Distance, Centroid, Touches, and Intersects".
+SSPA_FUNCTIONS = ("GLength", "Area", "Distance", "Centroid", "Touches", "Intersects")
+#: SSpa §3.7: the three feedback kinds it turns into schema tips.
+SSPA_TIP_KINDS = ("no_such_table", "no_such_column", "ambiguous_column")
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A named method: pipeline options plus a one-line description."""
+
+    name: str
+    options: MethodOptions
+    description: str = ""
+
+    @property
+    def uses_examples(self) -> bool:
+        return self.options.shots > 0
+
+
+# --------------------------------------------------------------------------- shared parts
+
+#: The whole database, no selection, no generated evidence, one direct generation.
+PLAIN_PROMPT: dict[str, Any] = dict(kg_schema=False, selection=False, evidence=False, least_to_most=False)
+#: DAIL-SQL's prompt: code representation + SSpa's question format.
+DAIL_PROMPT: dict[str, Any] = dict(PLAIN_PROMPT, question_format="dail", schema_style="code")
+#: DAIL-SQL's example selection and organisation.
+MASKED_EXAMPLES: dict[str, Any] = dict(shots=5, example_selection="masked-similarity", example_organisation="sql-only")
+#: Nothing beyond the prompt: no SDBMS knowledge, no geography, no self-correction.
+NO_EXTRAS: dict[str, Any] = dict(sdbms=False, geo=False, tips=False, max_rounds=1)
+#: SSpa's three added components.
+SSPA_PARTS: dict[str, Any] = dict(sdbms=True, spatial_function_list=SSPA_FUNCTIONS, geo=True, tips=True,
+                                  tip_kinds=SSPA_TIP_KINDS, max_rounds=5)
+#: ACT-SQL's prompt: Table(Column) + 3 rows, 2 static + 2 dynamic examples with schemas and auto-CoT, chat.
+ACT_PROMPT: dict[str, Any] = dict(PLAIN_PROMPT, question_format="chat", schema_style="table-column", example_rows=3,
+                                  shots=4, static_shots=2, example_selection="hybrid", example_organisation="full",
+                                  auto_cot=True)
+#: kgsql adds examples to the default pipeline (used only when a pool is given).
+KGSQL_EXAMPLES: dict[str, Any] = dict(shots=3, example_selection="masked-similarity")
+
+_METHODS: dict[str, MethodSpec] = {}
+
+
+def _options(*parts: dict[str, Any]) -> MethodOptions:
+    merged: dict[str, Any] = {}
+    for p in parts:
+        merged.update(p)
+    return MethodOptions(**merged)
+
+
+def register_method(spec: MethodSpec) -> MethodSpec:
+    _METHODS[spec.name] = spec
+    return spec
+
+
+def available_methods() -> list[str]:
+    return sorted(_METHODS)
+
+
+def get_method(name: str) -> MethodSpec:
+    if name not in _METHODS:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(_METHODS), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise UnknownNameError(f"unknown method '{name}'{hint} (known: {', '.join(available_methods())})")
+    return _METHODS[name]
+
+
+def build(name: str, graph: Any, lm: Any, pool: Any = None, *, retriever: Any = None, encoder: Any = None,
+          **overrides: Any) -> Text2SQL:
+    """A ``Text2SQL`` running method ``name``; ``overrides`` replace option fields (e.g. ``shots=1``).
+
+    A method that uses examples runs zero-shot when ``pool`` is None."""
+    spec = get_method(name)
+    known = {f.name for f in fields(MethodOptions)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise UnknownNameError(f"unknown method option(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    options = replace(spec.options, **overrides) if overrides else spec.options
+    return Text2SQL(graph, lm, retriever=retriever, options=options, pool=pool, encoder=encoder)
+
+
+# --------------------------------------------------------------------------- registry
+
+register_method(MethodSpec("dail-sql", _options(DAIL_PROMPT, MASKED_EXAMPLES, NO_EXTRAS),
+                           "DAIL-SQL: code representation, masked-question-similarity examples, SQL only"))
+register_method(MethodSpec("act-sql", _options(ACT_PROMPT, NO_EXTRAS),
+                           "ACT-SQL: Table(Column)+3 rows, static+dynamic examples with auto-CoT, chat format"))
+register_method(MethodSpec("sspa", _options(DAIL_PROMPT, MASKED_EXAMPLES, SSPA_PARTS),
+                           "SSpa: DAIL-SQL + SDBMS knowledge + geographic descriptions + schema tips"))
+for _part, _off in (("sdbms", dict(sdbms=False)), ("geo", dict(geo=False)), ("tips", dict(tips=False, max_rounds=1))):
+    register_method(MethodSpec(f"sspa-{_part}", _options(DAIL_PROMPT, MASKED_EXAMPLES, SSPA_PARTS, _off),
+                               f"SSpa without its {_part} component"))
+
+register_method(MethodSpec("kgsql", _options(KGSQL_EXAMPLES),
+                           "kgsql: selection, unified KG schema, evidence, least-to-most, tips, examples"))
+_KGSQL_ABLATIONS: dict[str, dict[str, Any]] = {
+    "kg-schema": dict(kg_schema=False),
+    "selection": dict(selection=False),
+    "evidence": dict(evidence=False),
+    "tips": dict(tips=False),
+    "sdbms": dict(sdbms=False),
+    "geo": dict(geo=False),
+    "least-to-most": dict(least_to_most=False),
+    "examples": dict(shots=0),
+}
+for _part, _off in _KGSQL_ABLATIONS.items():
+    register_method(MethodSpec(f"kgsql-{_part}", _options(KGSQL_EXAMPLES, _off), f"kgsql without {_part}"))

@@ -1,0 +1,381 @@
+"""``python -m kgsql.eval run`` end to end on tiny datasets, with a scripted LM (no model).
+
+The LM answers by looking the question up in a table, so tests control which
+predictions are right; the graph is the test session's embedded server, with
+a per-test name prefix so tests never share databases.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from kgsql.errors import InputError, UnknownNameError
+from kgsql.eval.records import read_records
+from kgsql.eval.run import add_arguments, run_eval
+from kgsql.llm.errors import LLMConnectionError
+from kgsql.llm.scripted import ScriptedLM
+
+# Options that make kgsql one SQL call per question (no retriever model, no evidence steps).
+LEAN = ["--set", "selection=false", "--set", "evidence=false", "--set", "least_to_most=false"]
+
+SPIDER_ROWS = [
+    {"db_id": "music", "question": "How many singers are there?", "query": "SELECT count(*) FROM singer"},
+    {"db_id": "music", "question": "List singer names by age.", "query": "SELECT name FROM singer ORDER BY age"},
+    {"db_id": "wta_1", "question": "How many players?", "query": "SELECT count(*) FROM players"},
+    {"db_id": "shop", "question": "What is the most expensive item?",
+     "query": "SELECT name FROM item ORDER BY price DESC LIMIT 1"},
+    {"db_id": "shop", "question": "How many items cost more than 5?", "query": "SELECT count(*) FROM item WHERE price > 5"},
+]
+# What the scripted model answers: right for 0, 1 and 3, wrong for 4.
+ANSWERS = {
+    "How many singers are there?": "SELECT count(*) FROM singer",
+    "List singer names by age.": "SELECT name FROM singer ORDER BY age",
+    "What is the most expensive item?": "SELECT name FROM item ORDER BY price DESC LIMIT 1",
+    "How many items cost more than 5?": "SELECT count(*) FROM item",
+}
+
+
+def make_db(path: Path, script: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path)
+    conn.executescript(script)
+    conn.commit()
+    conn.close()
+
+
+MUSIC = """CREATE TABLE singer (id INTEGER PRIMARY KEY, name TEXT, age INTEGER);
+           INSERT INTO singer VALUES (1, 'ann', 30), (2, 'bob', 20), (3, 'cid', 50);"""
+SHOP = """CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT, price REAL);
+          INSERT INTO item VALUES (1, 'pen', 2.5), (2, 'lamp', 30.0), (3, 'mug', 7.0);"""
+
+
+@pytest.fixture()
+def spider_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "spider"
+    root.mkdir()
+    (root / "dev.json").write_text(json.dumps(SPIDER_ROWS), encoding="utf-8")
+    make_db(root / "database" / "music" / "music.sqlite", MUSIC)
+    make_db(root / "database" / "shop" / "shop.sqlite", SHOP)
+    return root
+
+
+def question_of(messages: list[dict[str, Any]]) -> str:
+    text = messages[-1]["content"]
+    found = [q for q in ANSWERS if q in text]
+    return max(found, key=len) if found else ""
+
+
+def answering_lm(answers: dict[str, str] = ANSWERS) -> ScriptedLM:
+    def reply(messages: list[dict[str, Any]], step: str | None, params: dict[str, Any]) -> str:
+        sql = answers.get(question_of(messages), "SELECT 1")
+        return f"```sql\n{sql}\n```"
+
+    return ScriptedLM(reply)
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def spider_args(spider_dir: Path, out: Path, *extra: str) -> argparse.Namespace:
+    prefix = f"t{uuid.uuid4().hex[:6]}_"
+    return parse(["--dataset", "spider", "--data-dir", str(spider_dir), "--method", "kgsql", "--shots", "0",
+                  "--out", str(out), "--graph-prefix", prefix, "--no-progress", *LEAN, *extra])
+
+
+def test_run_end_to_end_scores_logs_and_reports(spider_dir: Path, tmp_path: Path, schema_graph) -> None:
+    out = tmp_path / "run"
+    lm = answering_lm()
+    meta = run_eval(spider_args(spider_dir, out), lm=lm, graph=schema_graph, say=lambda s: None)
+    records = {r.id: r for r in read_records(out / "records.jsonl")}
+    assert sorted(records) == ["0", "1", "2", "3", "4"]
+    assert [records[i].spider_ex for i in ("0", "1", "3", "4")] == [1, 1, 1, 0]
+    assert records["4"].pred == "SELECT count(*) FROM item"
+    # the question without a database file: logged, unscored, no model call for it
+    assert records["2"].spider_ex is None and records["2"].error_kind == "missing_db"
+    assert len(lm.calls) == 4
+    rec = records["0"]
+    assert rec.method == "kgsql" and rec.shots == 0 and rec.rounds == 1
+    assert rec.tokens and rec.tokens > 0 and rec.latency_s is not None
+    assert rec.extra["llm_calls"] == 1 and "score_s" in rec.extra
+    cell = meta["cells"][0]
+    assert cell["n"] == 5 and cell["n_scored"] == 4 and cell["n_missing_db"] == 1
+    assert cell["spider_ex"] == pytest.approx(0.75)
+    assert cell["tokens_mean"] > 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_missing_db"] == 1 and summary["spider_ex"] == pytest.approx(0.75)
+    assert "Missing database: 1" in (out / "summary.md").read_text()
+    assert (out / "run.json").is_file()
+    pytest.importorskip("matplotlib")
+    assert (out / "ex_by_method_shots.png").is_file()
+
+
+def test_second_run_skips_done_questions(spider_dir: Path, tmp_path: Path, schema_graph) -> None:
+    out = tmp_path / "run"
+    args = spider_args(spider_dir, out, "--limit", "2")
+    run_eval(args, lm=answering_lm(), graph=schema_graph, say=lambda s: None)
+    assert len(read_records(out / "records.jsonl")) == 2
+    silent = ScriptedLM(lambda *a: pytest.fail("a finished question was asked again"))
+    run_eval(args, lm=silent, graph=schema_graph, say=lambda s: None)
+    assert silent.calls == []
+    # a larger limit asks only the new questions
+    more = spider_args(spider_dir, out, "--limit", "4")
+    more.graph_prefix = args.graph_prefix
+    lm = answering_lm()
+    meta = run_eval(more, lm=lm, graph=schema_graph, say=lambda s: None)
+    assert len(lm.calls) == 1  # question 3; question 2 has no database
+    lines = (out / "records.jsonl").read_text().splitlines()
+    assert len(lines) == 4 and meta["cells"][0]["n"] == 4
+    assert len(json.loads((out / "run.json").read_text())["sessions"]) == 3
+
+
+def test_model_failures_are_not_logged_and_stop_the_run(spider_dir: Path, tmp_path: Path, schema_graph) -> None:
+    from kgsql.eval.runner import RunAborted
+
+    out = tmp_path / "run"
+    down = ScriptedLM(lambda *a: (_ for _ in ()).throw(LLMConnectionError("connection refused")))
+    with pytest.raises(RunAborted, match="in a row"):
+        run_eval(spider_args(spider_dir, out), lm=down, graph=schema_graph, say=lambda s: None)
+    logged = read_records(out / "records.jsonl")
+    assert [r.error_kind for r in logged] == ["missing_db"]  # failed questions stay to be retried
+
+
+def test_all_databases_missing_is_reported(tmp_path: Path, schema_graph) -> None:
+    root = tmp_path / "bird"
+    root.mkdir()
+    rows = [{"question_id": i, "db_id": "financial", "question": f"q{i}?", "SQL": "SELECT 1", "evidence": "",
+             "difficulty": "simple"} for i in range(3)]
+    (root / "dev.json").write_text(json.dumps(rows), encoding="utf-8")
+    out = tmp_path / "run"
+    args = parse(["--dataset", "bird", "--data-dir", str(root), "--method", "kgsql", "--shots", "0",
+                  "--out", str(out), "--no-progress"])
+    messages: list[str] = []
+    lm = ScriptedLM(lambda *a: pytest.fail("no question can be asked without its database"))
+    meta = run_eval(args, lm=lm, graph=schema_graph, say=messages.append)
+    cell = meta["cells"][0]
+    assert cell["n"] == 3 and cell["n_scored"] == 0 and cell["n_missing_db"] == 3 and cell["bird_ex"] is None
+    assert any("3 of 3 selected questions have no database file" in m for m in messages)
+
+
+def test_set_overrides_reach_the_method(spider_dir: Path, tmp_path: Path, schema_graph) -> None:
+    out = tmp_path / "run"
+    lm = ScriptedLM({"sql": "```sql\nSELECT nme FROM singer\n```"}, default="```sql\nSELECT 1\n```")
+    args = spider_args(spider_dir, out, "--limit", "1", "--set", "tips=false")
+    run_eval(args, lm=lm, graph=schema_graph, say=lambda s: None)
+    (rec,) = read_records(out / "records.jsonl")
+    assert rec.rounds == 1 and rec.error_kind == "pred_error"  # no self-correction round
+    assert json.loads((out / "run.json").read_text())["overrides"]["tips"] is False
+
+
+# --------------------------------------------------------------------------- pure parts
+
+
+def test_sample_is_fixed_and_in_dataset_order() -> None:
+    from kgsql.eval.datasets import Example
+    from kgsql.eval.runner import select_examples
+
+    examples = [Example(str(i), "db" if i % 2 else "other", f"q{i}", ["SELECT 1"]) for i in range(50)]
+    a = select_examples(examples, limit=7, seed=3)
+    assert a == select_examples(examples, limit=7, seed=3)
+    assert [int(e.id) for e in a] == sorted(int(e.id) for e in a)
+    assert a != select_examples(examples, limit=7, seed=4)
+    assert [e.id for e in select_examples(examples, limit=3)] == ["0", "1", "2"]
+    assert {e.db_id for e in select_examples(examples, dbs=["db"])} == {"db"}
+    assert len(select_examples(examples, limit=100, seed=1)) == 50
+    # a larger limit with the same seed extends the sample (resuming a run asks only the new questions)
+    small = {e.id for e in select_examples(examples, limit=10, seed=5)}
+    assert small < {e.id for e in select_examples(examples, limit=45, seed=5)}
+
+
+def test_parse_sets_types_and_unknown_names() -> None:
+    from kgsql.eval.method import parse_sets
+
+    got = parse_sets(["tips=false", "max_rounds=3", "timeout_s=12.5", "user_evidence=replace", "geo=1"])
+    assert got == {"tips": False, "max_rounds": 3, "timeout_s": 12.5, "user_evidence": "replace", "geo": True}
+    with pytest.raises(UnknownNameError, match="known"):
+        parse_sets(["tipz=false"])
+    with pytest.raises(InputError):
+        parse_sets(["tips=maybe"])
+    with pytest.raises(InputError):
+        parse_sets(["tips"])
+
+
+def test_spatial_graph_names_carry_the_split(tmp_path: Path) -> None:
+    from kgsql.eval.datasets import Dataset
+    from kgsql.eval.runner import graph_name
+
+    d1 = Dataset("spatial", "dataset1", tmp_path, [], {})
+    d2 = Dataset("spatial", "dataset2", tmp_path, [], {})
+    assert graph_name(d1, "traffic") == "traffic_dataset1" != graph_name(d2, "traffic")
+    assert graph_name(Dataset("spider", "dev", tmp_path, [], {}), "music", "x_") == "x_music"
+
+
+# --------------------------------------------------------------------------- cross-fold
+
+
+def spatial_dataset(tmp_path: Path, dbs: tuple[str, ...], per_db: int = 3) -> Any:
+    from kgsql.eval.datasets import Dataset, Example
+
+    files: dict[str, Path | None] = {}
+    examples = []
+    for db in dbs:
+        path = tmp_path / db / f"{db}.sqlite"
+        make_db(path, f"CREATE TABLE {db}_t (id INTEGER, name TEXT); INSERT INTO {db}_t VALUES (1, 'a');")
+        files[db] = path
+        examples += [Example(f"{db}{i:02d}", db, f"question {i} about {db}?", [f"SELECT name FROM {db}_t"])
+                     for i in range(per_db)]
+    return Dataset("spatial", "dataset1", tmp_path, examples, files)
+
+
+def test_cross_fold_never_puts_a_test_database_in_the_pool(tmp_path: Path) -> None:
+    from kgsql.eval.protocols import cross_fold_groups, cross_folds, default_folds
+
+    ds = spatial_dataset(tmp_path, ("ada", "edu", "tourism", "traffic"))
+    assert default_folds(ds.db_files) == [("ada", "edu"), ("tourism", "traffic")]
+    groups = cross_fold_groups(ds, ds.examples)
+    assert [g.tag["fold"] for g in groups] == ["ada+edu", "tourism+traffic"]
+    tested = [e.id for g in groups for e in g.examples]
+    assert sorted(tested) == sorted(e.id for e in ds.examples)  # every question tested exactly once
+    for g in groups:
+        test_dbs = {e.db_id for e in g.examples}
+        pool_dbs = {e.db_id for e in g.pool}
+        assert not test_dbs & pool_dbs
+        assert pool_dbs == set(ds.db_files) - test_dbs
+        assert len(g.pool) == 6  # the whole training side, whatever was selected for testing
+    # two databases: one fold each, the paper's swap
+    two = spatial_dataset(tmp_path / "two", ("tourism", "traffic"))
+    folds = cross_folds(two.db_files)
+    assert [(f.test_dbs, f.train_dbs) for f in folds] == [(("tourism",), ("traffic",)),
+                                                          (("traffic",), ("tourism",))]
+    with pytest.raises(InputError):
+        cross_folds(two.db_files, [("tourism",)])
+    with pytest.raises(InputError):
+        cross_folds(two.db_files, [("tourism",), ("traffic", "ada")])
+
+
+def test_single_spatial_run_uses_the_other_databases_as_pool(tmp_path: Path) -> None:
+    from kgsql.eval.protocols import single_groups
+
+    ds = spatial_dataset(tmp_path, ("tourism", "traffic"))
+    groups = single_groups(ds, [e for e in ds.examples if e.db_id == "traffic"])
+    assert len(groups) == 1 and {e.db_id for e in groups[0].pool} == {"tourism"}
+    assert single_groups(ds, ds.examples, with_pool=False)[0].pool is None
+
+
+def test_paper_table_shape() -> None:
+    from kgsql.eval.protocols import paper_table
+
+    cells = {("sspa", "dataset1", 0): 0.85, ("dail-sql", "dataset1", 0): 0.445, ("sspa", "dataset2", 0): 0.78}
+    table = paper_table(cells, ["dail-sql", "sspa"], ["dataset1", "dataset2"], [0])
+    lines = table.splitlines()
+    assert lines[0] == "| Method | dataset1 0-shot | dataset2 0-shot |"
+    assert lines[2] == "| dail-sql | 44.5 | – |" and lines[3] == "| sspa | 85.0 | 78.0 |"
+
+
+def write_qa(folder: Path, db: str, questions: list[tuple[str, str, str]]) -> None:
+    """A spatial QA file (CRLF, key:value records separated by blank lines)."""
+    records = []
+    for qid, question, sql in questions:
+        records.append("\r\n".join([f"label:G", f"question:{question}", "evidence:", "name:",
+                                    f"SQL:{sql}", f"Eval:{sql}", f"id:{qid}"]))
+    (folder / f"QA-{db}-{len(questions)}.txt").write_text("\r\n\r\n".join(records) + "\r\n", encoding="utf-8")
+
+
+@pytest.fixture()
+def spatial_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "spatial"
+    for split in ("dataset1", "dataset2"):
+        for db, script, qs in (
+            ("parks", "CREATE TABLE spots (id INTEGER, name TEXT); INSERT INTO spots VALUES (1, 'Lake');",
+             [("parks01", "How many spots are there?", "SELECT count(*) FROM spots")]),
+            ("streets", "CREATE TABLE roads (id INTEGER, name TEXT, len REAL); INSERT INTO roads VALUES (1, 'A1', 3);",
+             [("streets01", "Which roads exist?", "SELECT name FROM roads"),
+              ("streets02", "How long are the roads in total?", "SELECT sum(len) FROM roads")]),
+        ):
+            folder = root / split / db
+            folder.mkdir(parents=True)
+            make_db(folder / f"{db}.sqlite", script)
+            write_qa(folder, db, qs)
+    return root
+
+
+def test_cross_fold_run_with_examples_from_the_training_side(spatial_dir: Path, tmp_path: Path, schema_graph,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from kgsql.retrieve.encoder import HashEncoder
+
+    monkeypatch.setenv("KGSQL_CACHE_DIR", str(tmp_path / "cache"))
+    answers = {"How many spots are there?": "SELECT count(*) FROM spots",
+               "Which roads exist?": "SELECT name FROM roads",
+               "How long are the roads in total?": "SELECT max(len) + 1 FROM roads"}
+    seen: list[str] = []
+
+    def reply(messages: list[dict[str, Any]], step: str | None, params: dict[str, Any]) -> str:
+        text = messages[-1]["content"]
+        seen.append(text)
+        q = max(answers, key=text.rfind)  # the question asked comes after any example question
+        return f"```sql\n{answers.get(q, 'SELECT 1')}\n```"
+
+    out = tmp_path / "xfold"
+    args = parse(["--dataset", "spatial", "--data-dir", str(spatial_dir), "--protocol", "cross-fold",
+                  "--method", "kgsql", "--shots", "0,1", "--out", str(out), "--no-progress", "--no-plots",
+                  "--graph-prefix", f"t{uuid.uuid4().hex[:6]}_", *LEAN])
+    meta = run_eval(args, lm=ScriptedLM(reply), graph=schema_graph, encoder=HashEncoder(), say=lambda s: None)
+    cells = {(c["split"], c["shots"]): c for c in meta["cells"]}
+    assert set(cells) == {("dataset1", 0), ("dataset1", 1), ("dataset2", 0), ("dataset2", 1)}
+    assert all(c["n"] == 3 and c["n_scored"] == 3 for c in cells.values())
+    records = read_records(out / "dataset1" / "kgsql" / "1-shot" / "records.jsonl")
+    assert {r.extra["fold"]: r.extra["train"] for r in records} == {"parks": "streets", "streets": "parks"}
+    # with one shot, a streets question's prompt shows a parks example and never a streets one
+    one_shot_prompts = [p for p in seen if "Which roads exist?" in p]
+    assert any("How many spots are there?" in p for p in one_shot_prompts)
+    assert not any("How long are the roads in total?" in p for p in one_shot_prompts)
+    table = (out / "table.md").read_text()
+    assert "| kgsql |" in table and "dataset2 1-shot" in table
+    assert re.search(r"\| kgsql \| 66\.7 \| 66\.7 \| 66\.7 \| 66\.7 \|", table)
+
+
+def test_question_table_marks_and_totals() -> None:
+    from kgsql.eval.question_table import question_table
+    from kgsql.eval.records import Record
+
+    a = [Record("q1", "db", "Q one?", ["SELECT 1"], "SELECT 1", spider_ex=1, latency_s=12.0, tokens=100, rounds=1),
+         Record("q2", "db", "Q two?", ["SELECT 2"], "SELECT 3", spider_ex=0, error_kind=None, latency_s=8.0,
+                tokens=50, rounds=2)]
+    b = [Record("q1", "db", "Q one?", ["SELECT 1"], "SELECT 4", spider_ex=0, latency_s=3.0, tokens=10, rounds=1)]
+    text = question_table({"full": a, "ablated": b})
+    assert "| q1 | ✓ | 12 | 100 | 1 | ✗ | 3 | 10 | 1 |" in text
+    assert "| q2 | ✗ | 8 | 50 | 2 | · |" in text
+    assert "| **total** | 1/2 | 20 | 150 | 1.5 | 0/1 | 3 | 10 | 1.0 |" in text
+    assert "- ablated ✗: `SELECT 4`" in text
+
+
+def test_sspa_ablation_runs_every_method_into_one_table(spatial_dir: Path, tmp_path: Path, schema_graph) -> None:
+    out = tmp_path / "ablation"
+    args = parse(["--dataset", "spatial", "--data-dir", str(spatial_dir), "--protocol", "cross-fold",
+                  "--split", "dataset1", "--ablation", "sspa", "--shots", "0", "--out", str(out), "--no-progress",
+                  "--no-plots", "--graph-prefix", f"t{uuid.uuid4().hex[:6]}_"])
+    lm = ScriptedLM(lambda *a: "```sql\nSELECT name FROM roads\n```")
+    meta = run_eval(args, lm=lm, graph=schema_graph, say=lambda s: None)
+    assert [c["method"] for c in meta["cells"]] == ["dail-sql", "sspa", "sspa-sdbms", "sspa-geo", "sspa-tips"]
+    rows = [line.split(" | ")[0].lstrip("| ") for line in (out / "table.md").read_text().splitlines()
+            if line.startswith("| ") and "Method" not in line]
+    assert rows == ["dail-sql", "sspa", "sspa-sdbms", "sspa-geo", "sspa-tips"]
+    assert all(c["n"] == 3 and abs(c["spider_ex"] - 1 / 3) < 1e-9 for c in meta["cells"])
+
+
+def test_concurrent_questions_give_the_same_records(spider_dir: Path, tmp_path: Path, schema_graph) -> None:
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    run_eval(spider_args(spider_dir, serial), lm=answering_lm(), graph=schema_graph, say=lambda s: None)
+    run_eval(spider_args(spider_dir, parallel, "--concurrency", "3"), lm=answering_lm(), graph=schema_graph,
+             say=lambda s: None)
+    verdicts = [{r.id: (r.pred, r.spider_ex) for r in read_records(d / "records.jsonl")} for d in (serial, parallel)]
+    assert verdicts[0] == verdicts[1] and len(verdicts[0]) == 5

@@ -1,0 +1,98 @@
+"""Question formats and shots: exact prompts (golden files) for DAIL/SSpa, ACT-SQL chat and completion."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from golden import assert_golden, messages_text
+from kgsql.errors import UnknownNameError
+from kgsql.examples.pool import ExamplePool, PoolExample
+from kgsql.generate.formats import ACT_SYSTEM, PromptParts, Shot, available_formats, format_prompt
+from kgsql.generate.shots import make_shots
+from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
+
+FIXTURES = Path(__file__).parent / "fixtures" / "formats"
+
+SCHEMA = "CREATE TABLE singer (\n  Singer_ID INTEGER,\n  Name TEXT,\n  Age INTEGER,\n  PRIMARY KEY (Singer_ID)\n);"
+SHOTS = (
+    Shot("How many pilots are older than 40?", "SELECT count(*) FROM pilot WHERE age > 40"),
+    Shot("List the titles of all courses.", "SELECT title FROM course"),
+)
+FULL_SHOTS = (
+    Shot("How many pilots are older than 40?", "SELECT count(*) FROM pilot WHERE age > 40",
+         "CREATE TABLE pilot (\n  pilot_id INTEGER,\n  age INTEGER\n);"),
+)
+COT_SHOTS = (
+    Shot("How many pilots are older than 40?",
+         "Let's think step by step.\nAccording to \"older than 40\", columns [pilot.age] may be used.\n"
+         "Values [40] may be used.\nSo the final answer is:\nSELECT count(*) FROM pilot WHERE age > 40",
+         "# pilot(pilot_id, age)"),
+)
+QUESTION = "How many singers are older than 30?"
+
+CASES = {
+    "dail-zero-shot": ("dail", PromptParts(QUESTION, SCHEMA)),
+    "dail-sql-only": ("dail", PromptParts(QUESTION, SCHEMA, SHOTS)),
+    "dail-full": ("dail", PromptParts(QUESTION, SCHEMA, FULL_SHOTS)),
+    "sspa": ("dail", PromptParts(
+        QUESTION, SCHEMA, SHOTS,
+        system="You are an expert in the SpatiaLite spatial database and highly skilled in writing SQL queries.",
+        knowledge="The function GLength(c Curve, 1) returns the length of curve c, measured in meters.",
+        geo="The 'singer' table records information about singers in Nanjing.",
+        tips="The table 'singers' does not exist in the database and should not be used.")),
+    "chat-zero-shot": ("chat", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)")),
+    "chat-cot": ("chat", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)", COT_SHOTS, cot=True)),
+    "chat-extras": ("chat", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)", evidence="old means Age > 30",
+                                        tips="Columns in multiple tables may have the same name, so ambiguity should be avoided.")),
+    "act-completion": ("act-completion", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)", FULL_SHOTS)),
+    "act-completion-cot": ("act-completion", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)", COT_SHOTS, cot=True)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_format_golden(case: str) -> None:
+    name, parts = CASES[case]
+    prompt = format_prompt(name, parts)
+    assert_golden(FIXTURES / f"{case}.txt", f"--- suffix: {prompt.suffix!r}\n" + messages_text(prompt.messages))
+
+
+def test_dail_ends_with_the_sspa_question() -> None:
+    prompt = format_prompt("dail", PromptParts(QUESTION, SCHEMA))
+    assert prompt.messages[-1]["content"].endswith(f"Answer the following with no explanation: {QUESTION}\nSELECT")
+    assert prompt.suffix == "SELECT" and len(prompt.messages) == 1  # no SDBMS line: no system message
+
+
+def test_chat_has_act_sql_turns() -> None:
+    prompt = format_prompt("chat", PromptParts(QUESTION, "# singer(a)", COT_SHOTS))
+    assert [m["role"] for m in prompt.messages] == ["system", "user", "assistant", "user"]
+    assert prompt.messages[0]["content"] == ACT_SYSTEM
+    assert prompt.messages[-1]["content"] == f"Database schema:\n# singer(a)\n\nQuestion: {QUESTION}"
+
+
+def test_unknown_format() -> None:
+    with pytest.raises(UnknownNameError, match="act-completion, chat, dail"):
+        format_prompt("markdown", PromptParts("q", "s"))
+    assert available_formats() == ["act-completion", "chat", "dail"]
+
+
+def test_make_shots_organisations_and_cot() -> None:
+    schema = DatabaseSchema("flight", [Table("pilot", [Column("pilot_id", "INTEGER", is_primary_key=True),
+                                                       Column("age", "INTEGER")]),
+                                       Table("plane", [Column("id", "INTEGER"), Column("pilot_id", "INTEGER")])],
+                            [ForeignKey("plane", "pilot_id", "pilot", "pilot_id")])
+    pool = ExamplePool([PoolExample("How many pilots?", "SELECT  count(*)\nFROM pilot ;", "flight", "a")],
+                       schemas=lambda db: schema)
+    sql_only = make_shots(pool.examples, pool)
+    assert sql_only == (Shot("How many pilots?", "SELECT count(*) FROM pilot", ""),)
+    full = make_shots(pool.examples, pool, organisation="full", style="create-eoc")
+    assert full[0].schema == ("create table pilot (\n    pilot_id number primary key,\n    age number\n)\n"
+                              "create table plane (\n    id number,\n    pilot_id number references pilot(pilot_id)\n)")
+
+    class FixedCoT:
+        def cot(self, ex: PoolExample) -> str:
+            return f"Let's think step by step.\nSo the final answer is:\n{ex.sql}"
+
+    assert make_shots(pool.examples, pool, cot=FixedCoT())[0].answer.startswith("Let's think step by step.")
+    with pytest.raises(UnknownNameError, match="sql-only, full"):
+        make_shots(pool.examples, pool, organisation="schema")

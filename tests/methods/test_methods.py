@@ -1,0 +1,203 @@
+"""Every registered method's exact prompts (golden files), driven by a scripted LM.
+
+Each method answers one question on the shipped example database with a
+hand-made example pool over two small databases made here, the hash encoder
+(no model) and a retriever stub that selects the whole schema (so the golden
+files do not move when retrieval is tuned). Regenerate after an intended
+change with ``KGSQL_UPDATE_GOLDEN=1 pytest tests/methods``.
+"""
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from golden import assert_golden
+from kgsql.errors import UnknownNameError
+from kgsql.examples.pool import ExamplePool, PoolExample, SqliteSchemas
+from kgsql.generate.pipeline import MethodOptions, Text2SQL
+from kgsql.llm.scripted import ScriptedLM
+from kgsql.methods import available_methods, build, get_method
+from kgsql.retrieve.encoder import HashEncoder
+
+FIXTURES = Path(__file__).parent / "fixtures"
+QUESTION = "Which river is the longest?"
+GOOD = "SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1"
+BAD = "SELECT nme FROM rivers ORDER BY length_km DESC LIMIT 1"
+
+POOL_DBS = {
+    "school": """CREATE TABLE student (student_id INTEGER PRIMARY KEY, name TEXT, home_city TEXT, age INTEGER);
+                 CREATE TABLE course (course_id INTEGER PRIMARY KEY, title TEXT, credits INTEGER);
+                 INSERT INTO student VALUES (1, 'Ann', 'Springfield', 20), (2, 'Bo', 'Shelbyville', 22);
+                 INSERT INTO course VALUES (1, 'Databases', 5);""",
+    "shop": """CREATE TABLE product (product_id INTEGER PRIMARY KEY, product_name TEXT, price REAL);
+               INSERT INTO product VALUES (1, 'Lamp', 12.5), (2, 'Desk', 80.0);""",
+}
+POOL = [
+    PoolExample("Which student is the oldest?", "SELECT name FROM student ORDER BY age DESC LIMIT 1", "school", "s1"),
+    PoolExample("How many courses are there?", "SELECT count(*) FROM course", "school", "s2"),
+    PoolExample("List the students from Springfield.", "SELECT name FROM student WHERE home_city = 'Springfield'",
+                "school", "s3"),
+    PoolExample("What is the most expensive product?", "SELECT product_name FROM product ORDER BY price DESC LIMIT 1",
+                "shop", "p1"),
+    PoolExample("What is the average price of products?", "SELECT avg(price) FROM product", "shop", "p2"),
+    PoolExample("Which courses give more than 4 credits?", "SELECT title FROM course WHERE credits > 4",
+                "school", "s4"),
+]
+
+SCRIPT: dict[str, Any] = {
+    "evidence_terms": "- river\n- longest",
+    "evidence_mapping": "- longest refers to MAX(length_km)",
+    "evidence_summary": "longest river refers to MAX(length_km) in the table rivers",
+    "decompose": "- Which river is the longest?",
+}
+
+
+def sql_replies(method: str) -> list[str]:
+    """What the scripted model writes: the format's way, first a wrong column when tips can fix it."""
+    opts = get_method(method).options
+    if opts.question_format == "dail":
+        replies = [" nme FROM rivers ORDER BY length_km DESC LIMIT 1", " name FROM rivers ORDER BY length_km DESC LIMIT 1"]
+    elif opts.question_format == "chat":
+        cot = ("Let's think step by step.\nAccording to \"longest\", columns [rivers.length_km] may be used.\n"
+               "So the final answer is:\n")
+        replies = [cot + BAD, cot + GOOD]
+    else:
+        replies = [f"```sql\n{BAD}\n```", f"```sql\n{GOOD}\n```"]
+    return replies if opts.tips else replies[1:]
+
+
+class WholeSchema:
+    """A retriever stub: selects every table and column (keeps golden files off retrieval tuning)."""
+
+    class Selection:
+        values: list[Any] = []
+
+        def to_dict(self) -> dict[str, Any]:
+            return {"stub": True}
+
+        def to_schema(self, full):  # type: ignore[no-untyped-def]
+            return full
+
+    def select(self, schema, question, *, db_path=None):  # type: ignore[no-untyped-def]
+        return self.Selection()
+
+
+@pytest.fixture(scope="module")
+def geo_graph(schema_graph, example_db):  # type: ignore[no-untyped-def]
+    schema_graph.ingest(example_db, name="geo")
+    return schema_graph
+
+
+@pytest.fixture
+def pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ExamplePool:
+    monkeypatch.setenv("KGSQL_CACHE_DIR", str(tmp_path / "cache"))
+    for name, script in POOL_DBS.items():
+        conn = sqlite3.connect(tmp_path / f"{name}.sqlite")
+        conn.executescript(script)
+        conn.close()
+    return ExamplePool(list(POOL), name="methods-test", schemas=SqliteSchemas(tmp_path))
+
+
+def render(lm: ScriptedLM, answer: Any) -> str:
+    out = [f"--- answer: {answer.sql}", f"--- examples: {', '.join(answer.examples) or '-'}",
+           f"--- rounds: {answer.rounds}; error: {answer.error}"]
+    for i, call in enumerate(lm.calls, 1):
+        for message in call.messages:
+            out.append(f"===== call {i}: {call.step} ({message['role']}) =====\n{message['content']}")
+    return "\n".join(out) + "\n"
+
+
+def run(method: str, graph: Any, pool: ExamplePool | None, **overrides: Any):  # type: ignore[no-untyped-def]
+    lm = ScriptedLM({**SCRIPT, "sql": sql_replies(method)})
+    t2s = build(method, graph, lm, pool=pool, retriever=WholeSchema(), encoder=HashEncoder(), **overrides)
+    return lm, t2s.ask(QUESTION, db="geo")
+
+
+@pytest.mark.parametrize("method", available_methods())
+def test_method_golden(geo_graph, pool, method: str) -> None:  # type: ignore[no-untyped-def]
+    lm, answer = run(method, geo_graph, pool)
+    assert answer.error is None and answer.rows == [("Silver River",)], (answer.sql, answer.error)
+    assert len(answer.examples) == get_method(method).options.shots
+    assert_golden(FIXTURES / f"{method}.txt", render(lm, answer))
+
+
+def test_registry_names() -> None:
+    assert {"dail-sql", "act-sql", "sspa", "sspa-sdbms", "sspa-geo", "sspa-tips", "kgsql"} <= set(available_methods())
+    switches = {"kg-schema", "selection", "evidence", "tips", "sdbms", "geo", "least-to-most", "examples"}
+    assert {f"kgsql-{s}" for s in switches} <= set(available_methods())
+    with pytest.raises(UnknownNameError, match="did you mean 'dail-sql'"):
+        get_method("dail_sql")
+
+
+def test_ablations_differ_from_their_method_by_one_component() -> None:
+    def diff(a: str, b: str) -> set[str]:
+        oa, ob = get_method(a).options, get_method(b).options
+        return {f.name for f in fields(MethodOptions) if getattr(oa, f.name) != getattr(ob, f.name)}
+
+    assert diff("sspa", "sspa-sdbms") == {"sdbms"}
+    assert diff("sspa", "sspa-geo") == {"geo"}
+    assert diff("sspa", "sspa-tips") == {"tips", "max_rounds"}
+    assert diff("sspa", "dail-sql") == {"sdbms", "geo", "tips", "max_rounds", "spatial_function_list", "tip_kinds"}
+    assert diff("kgsql", "kgsql-evidence") == {"evidence"}
+    assert diff("kgsql", "kgsql-examples") == {"shots"}
+
+
+def test_kgsql_without_a_pool_is_the_default_pipeline(geo_graph) -> None:  # type: ignore[no-untyped-def]
+    a = ScriptedLM({**SCRIPT, "sql": sql_replies("kgsql")})
+    build("kgsql", geo_graph, a, retriever=WholeSchema()).ask(QUESTION, db="geo")
+    b = ScriptedLM({**SCRIPT, "sql": sql_replies("kgsql")})
+    Text2SQL(geo_graph, b, retriever=WholeSchema()).ask(QUESTION, db="geo")
+    assert [c.messages for c in a.calls] == [c.messages for c in b.calls]
+
+
+def test_shots_override_and_zero_shot(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]
+    lm, answer = run("dail-sql", geo_graph, pool, shots=1)
+    assert len(answer.examples) == 1
+    lm, answer = run("dail-sql", geo_graph, pool, shots=0)
+    assert answer.examples == [] and "/* Some SQL examples" not in lm.calls[0].prompt
+    with pytest.raises(UnknownNameError, match="unknown method option"):
+        build("dail-sql", geo_graph, ScriptedLM(), shot=1)
+
+
+def test_sspa_tips_are_sspa_sentences_only(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]
+    lm, answer = run("sspa", geo_graph, pool)
+    assert answer.tips == ["The column 'nme' does not exist in the table 'rivers' and should not be used."]
+    assert lm.calls[0].messages[0]["content"].startswith("You are an expert in the SpatiaLite spatial database")
+
+
+def test_preliminary_sql_steers_dail_selection(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]
+    lm = ScriptedLM({"draft_sql": " product_name FROM product ORDER BY price DESC LIMIT 1", "sql": sql_replies("dail-sql")})
+    t2s = build("dail-sql", geo_graph, lm, pool=pool, encoder=HashEncoder(), example_selection="dail",
+                preliminary_sql=True, shots=2)
+    answer = t2s.ask(QUESTION, db="geo")
+    assert lm.steps() == ["draft_sql", "sql"]
+    assert "/* Some SQL examples" not in lm.calls[0].prompt  # the draft is zero-shot
+    assert set(answer.examples) == {"s1", "p1"}  # the ORDER BY ... LIMIT shape
+
+
+def test_history_is_rewritten_first(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]
+    lm = ScriptedLM({"rewrite": "1. Which rivers are there?\n2. Which river is the longest?",
+                     "sql": sql_replies("dail-sql")})
+    t2s = build("dail-sql", geo_graph, lm, pool=pool, encoder=HashEncoder())
+    answer = t2s.ask("Which one is the longest?", db="geo", history=["Which rivers are there?"])
+    assert lm.steps() == ["rewrite", "sql"]
+    assert answer.standalone == "Which river is the longest?" and answer.question == "Which one is the longest?"
+    assert "no explanation: Which river is the longest?" in lm.calls[1].prompt
+
+
+def test_history_without_rewriting_is_concatenated(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]
+    lm = ScriptedLM({"sql": sql_replies("dail-sql")})
+    t2s = build("dail-sql", geo_graph, lm, pool=pool, encoder=HashEncoder(), rewrite=False)
+    answer = t2s.ask("Which one is the longest?", db="geo", history=["Which rivers are there?"])
+    assert answer.standalone == "Which rivers are there? Which one is the longest?"
+
+
+@pytest.mark.parametrize("option,value", [("question_format", "markdown"), ("schema_style", "yaml"),
+                                          ("example_selection", "nearest"), ("example_organisation", "mixed")])
+def test_bad_option_names_fail_when_the_method_is_built(geo_graph, option: str, value: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(UnknownNameError, match=f"unknown .*'{value}'"):
+        build("dail-sql", geo_graph, ScriptedLM(), **{option: value})
