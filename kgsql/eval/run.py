@@ -229,23 +229,32 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
                 groups = (cross_fold_groups(dataset, examples, folds, with_pool=shots > 0)
                           if args.protocol == "cross-fold"
                           else single_groups(dataset, examples, fixed_pool, with_pool=shots > 0))
-                log = RecordLog(cell.log_path)
                 spec = RunSpec(method, shots, overrides, timeout, max(1, args.concurrency), metric)
-                t0 = time.perf_counter()
-                for group in groups:
-                    needs_model = any(e.id not in log.done and e.db_id in names for e in group.examples)
-                    asker = make_method(method, graph, lm if lm is not None else _lazy_lm(args), shots,
-                                        group.pool, overrides, encoder=encoder) if needs_model else None
-                    desc = f"{dataset.split or ''} {method} {shots}-shot {group.tag.get('fold', '')}".strip()
-                    cell.records += run_group(group, dataset, asker, log, spec, names=names, shots=shots,
-                                              progress=not args.no_progress, desc=desc)
-                cell.wall_s = time.perf_counter() - t0
-                write_report(cell.records, cell.dir, title=f"{dataset.name} {dataset.split} {method} {shots}-shot",
-                             metric=metric, plots=not args.no_plots)
+                run_cell(cell, dataset, groups, spec, names, args, graph=graph, lm=lm, encoder=encoder)
     finally:
         if own_graph:
             graph.close()
     return _finish(args, out, cells, methods, metric, started, many, overrides)
+
+
+def run_cell(cell: Cell, dataset: Dataset, groups: list[Any], spec: RunSpec, names: dict[str, str],
+             args: argparse.Namespace, *, graph: Any, lm: Any = None, encoder: Any = None) -> None:
+    """Answer every group of one cell into its log, then write the cell's report.
+
+    The method (and the model behind it) is built only for a group with a
+    question still to ask, so re-running a finished cell costs nothing."""
+    log = RecordLog(cell.log_path)
+    t0 = time.perf_counter()
+    for group in groups:
+        needs_model = any(e.id not in log.done and e.db_id in names for e in group.examples)
+        asker = make_method(spec.method, graph, lm if lm is not None else _lazy_lm(args), spec.shots,
+                            group.pool, spec.overrides, encoder=encoder) if needs_model else None
+        desc = f"{dataset.split or ''} {spec.method} {cell.shots}-shot {group.tag.get('fold', '')}".strip()
+        cell.records += run_group(group, dataset, asker, log, spec, names=names, shots=cell.shots,
+                                  progress=not args.no_progress, desc=desc)
+    cell.wall_s = time.perf_counter() - t0
+    write_report(cell.records, cell.dir, title=f"{dataset.name} {dataset.split} {spec.method} {cell.shots}-shot",
+                 metric=spec.metric, plots=not args.no_plots)
 
 
 _LM: dict[str, Any] = {}
