@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 from typing import Any
 
 from kgsql.errors import KgsqlError
@@ -32,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("question")
     p.add_argument("--db", required=True, help="database name in the graph")
+    p.add_argument("--method", default="kgsql",
+                   help="named method (kgsql, dail-sql, act-sql, sspa, sspa-*, kgsql-*; see docs/methods.md); "
+                        "the --no-* flags apply on top of it")
     p.add_argument("--evidence", help="evidence to use (BIRD's oracle knowledge)")
     p.add_argument("--user-evidence", choices=["add", "replace", "ignore"], default="add",
                    help="how user evidence combines with generated evidence")
@@ -46,15 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def options_from(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from kgsql.generate.pipeline import MethodOptions
-
-    opts = MethodOptions(max_rounds=args.max_rounds, timeout_s=args.timeout, max_rows=args.max_rows,
-                         user_evidence=args.user_evidence)
+def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
+    """MethodOptions fields set on the command line (ablation flags and limits)."""
+    overrides: dict[str, Any] = {"max_rounds": args.max_rounds, "timeout_s": args.timeout,
+                                 "max_rows": args.max_rows, "user_evidence": args.user_evidence}
     for flag, (field, _help) in ABLATIONS.items():
         if getattr(args, flag.lstrip("-").replace("-", "_")):
-            opts = replace(opts, **{field: False})
-    return opts
+            overrides[field] = False
+    return overrides
 
 
 def format_table(columns: list[str], rows: list[tuple[Any, ...]], limit: int = 20) -> str:
@@ -73,14 +74,16 @@ def format_table(columns: list[str], rows: list[tuple[Any, ...]], limit: int = 2
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        from kgsql.generate.pipeline import Text2SQL, check_question
+        from kgsql.generate.pipeline import check_question
         from kgsql.graph.schema_graph import SchemaGraph
         from kgsql.llm.factory import default_lm
+        from kgsql.methods import build, get_method
 
         check_question(args.question)
+        get_method(args.method)  # unknown method: fail before starting anything
         with SchemaGraph.open(args.graph) as graph:
             graph.database_info(args.db)  # unknown database: fail before starting a model
-            t2s = Text2SQL(graph, default_lm(), options=options_from(args))
+            t2s = build(args.method, graph, default_lm(), **overrides_from(args))
             answer = t2s.ask(args.question, db=args.db, evidence=args.evidence)
     except KgsqlError as exc:
         print(f"kgsql.ask: error: {redact(str(exc))}", file=sys.stderr)

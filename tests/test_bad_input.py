@@ -82,3 +82,8 @@ def test_eval_score_missing_predictions_file(cli_env, tmp_path):
     line = one_line(run("kgsql.eval", ["score", "--dataset", "spider", "--data-dir", str(tmp_path),
                                        "--predictions", str(tmp_path / "none.sql")], cli_env))
     assert "none.sql" in line or str(tmp_path) in line
+
+
+def test_ask_unknown_method(cli_env):
+    line = one_line(run("kgsql.ask", ["--db", "geo", "--method", "dail-sq", "How many?"], cli_env))
+    assert "unknown method 'dail-sq'" in line and "did you mean 'dail-sql'" in line
