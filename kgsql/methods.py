@@ -63,10 +63,10 @@ DAIL_PROMPT: dict[str, Any] = dict(PLAIN_PROMPT, question_format="dail", schema_
 #: DAIL-SQL's example selection and organisation.
 MASKED_EXAMPLES: dict[str, Any] = dict(shots=5, example_selection="masked-similarity", example_organisation="sql-only")
 #: Nothing beyond the prompt: no SDBMS knowledge, no geography, no self-correction.
-NO_EXTRAS: dict[str, Any] = dict(sdbms=False, geo=False, tips=False, max_rounds=1)
+NO_EXTRAS: dict[str, Any] = dict(sdbms=False, geo=False, tips=False, max_rounds=1, show_failed_query=False)
 #: SSpa's three added components.
 SSPA_PARTS: dict[str, Any] = dict(sdbms=True, spatial_function_list=SSPA_FUNCTIONS, geo=True, tips=True,
-                                  tip_kinds=SSPA_TIP_KINDS, max_rounds=5)
+                                  tip_kinds=SSPA_TIP_KINDS, max_rounds=5, show_failed_query=False)
 #: ACT-SQL's prompt: Table(Column) + 3 rows, 2 static + 2 dynamic examples with schemas and auto-CoT, chat.
 ACT_PROMPT: dict[str, Any] = dict(PLAIN_PROMPT, question_format="chat", schema_style="table-column", example_rows=3,
                                   shots=4, static_shots=2, example_selection="hybrid", example_organisation="full",

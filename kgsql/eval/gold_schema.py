@@ -27,6 +27,9 @@ class GoldSchema:
     tables: set[str] = field(default_factory=set)
     columns: set[tuple[str, str]] = field(default_factory=set)
     unresolved: list[str] = field(default_factory=list)
+    # Columns compared with a text literal (``County = 'Fresno'``, ``name LIKE 'A%'``): a question
+    # usually names such a column only through the value, so only a value index can find it.
+    literal_columns: set[tuple[str, str]] = field(default_factory=set)
 
     @property
     def ok(self) -> bool:
@@ -91,8 +94,32 @@ def gold_schema(sql: str, schema: DatabaseSchema, *, dialect: str = "sqlite") ->
                 sources.setdefault(alias, table)
             outer = outer.parent
         for col in scope.columns:
-            _resolve(col, scope, sources, names, quoted_strings, gold)
+            key = _resolve(col, scope, sources, names, quoted_strings, gold)
+            if key is not None and _compared_with_text(col, quoted_strings):
+                gold.literal_columns.add(key)
     return gold
+
+
+_TEXT_PREDICATES = (exp.EQ, exp.NEQ, exp.Like, exp.ILike, exp.Glob, exp.In)
+
+
+def _compared_with_text(col: exp.Column, quoted: set[str]) -> bool:
+    """``col`` is one side of a comparison whose other side is a string literal."""
+    node: exp.Expression = col
+    while isinstance(node.parent, (exp.Paren, exp.Lower, exp.Upper, exp.Trim, exp.Cast)):
+        node = node.parent
+    pred = node.parent
+    if not isinstance(pred, _TEXT_PREDICATES):
+        return False
+    for other in pred.iter_expressions():
+        if other is node:
+            continue
+        for leaf in [other, *other.find_all(exp.Literal, exp.Column)]:
+            if isinstance(leaf, exp.Literal) and leaf.is_string:
+                return True
+            if isinstance(leaf, exp.Column) and not leaf.table and leaf.name in quoted:  # Spider's "value"
+                return True
+    return False
 
 
 def _table_sources(scope, names: _Names) -> dict[str, str]:
@@ -103,38 +130,41 @@ def _table_sources(scope, names: _Names) -> dict[str, str]:
     return out
 
 
-def _resolve(col: exp.Column, scope, sources: dict[str, str], names: _Names, quoted: set[str], gold: GoldSchema) -> None:
+def _resolve(col: exp.Column, scope, sources: dict[str, str], names: _Names, quoted: set[str],
+             gold: GoldSchema) -> tuple[str, str] | None:
+    """Add ``col``'s real (table, column) to ``gold`` and return it; None when it names no schema column."""
     cname = col.name.lower()
     if not cname or cname == "*":
-        return
+        return None
     qualifier = col.table.lower() if col.table else ""
     if qualifier:
         local = scope.selected_sources.get(qualifier)
         if local is not None and not isinstance(local[1], exp.Table):
-            return  # a derived table / CTE column: resolved in its own scope
+            return None  # a derived table / CTE column: resolved in its own scope
         table = sources.get(qualifier) or (qualifier if qualifier in names.tables and qualifier not in scope.selected_sources else None)
         if table is None:
             if qualifier in scope.selected_sources:  # a derived table / CTE column: resolved in its own scope
-                return
+                return None
             gold.unresolved.append(f"unknown table alias '{col.table}' for column '{col.name}'")
-            return
+            return None
         real = names.columns[table].get(cname)
         if real is None:
             if cname in quoted:
-                return
+                return None
             gold.unresolved.append(f"no column '{col.name}' in table '{names.tables[table]}'")
-            return
+            return None
         gold.columns.add((names.tables[table], real))
-        return
+        return names.tables[table], real
     owners = [t for t in sources.values() if cname in names.columns[t]]
     if owners:
         t = owners[0]
         gold.columns.add((names.tables[t], names.columns[t][cname]))
-        return
+        return names.tables[t], names.columns[t][cname]
     if cname in quoted:
-        return  # a "string literal"
+        return None  # a "string literal"
     if any(cname == (a.alias or "").lower() and a.this is not col for a in scope.expression.find_all(exp.Alias)):
-        return  # a reference to a SELECT alias (ORDER BY total)
+        return None  # a reference to a SELECT alias (ORDER BY total)
     if scope.selected_sources and all(not isinstance(src, exp.Table) for _n, src in scope.selected_sources.values()):
-        return  # selects from a derived table only: its columns are resolved inside it
+        return None  # selects from a derived table only: its columns are resolved inside it
     gold.unresolved.append(f"column '{col.name}' not found in {sorted(names.tables[s] for s in set(sources.values()))}")
+    return None

@@ -47,6 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--column-threshold", type=float, default=None)
     parser.add_argument("--no-values", action="store_true", help="do not index database values")
     parser.add_argument("--details", default=None, help="write per-question selections (JSON lines)")
+    parser.add_argument("--with-evidence", action="store_true",
+                        help="append each question's evidence (BIRD's oracle knowledge) to it before retrieval")
     parser.add_argument("--column-meanings", default=None,
                         help="extra column notes {'db|table|column': text} (BIRD: dev_2024/column_meaning_tasql.json)")
 
@@ -91,8 +93,11 @@ def _spatial_schema(path: Path) -> DatabaseSchema:
 
 
 def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None,
-               cache_dir: Path, column_meanings: str | None = None) -> Bench:
-    """Questions, schemas, database files and resolved gold schemas of a dataset."""
+               cache_dir: Path, column_meanings: str | None = None, *, with_evidence: bool = False) -> Bench:
+    """Questions, schemas, database files and resolved gold schemas of a dataset.
+
+    ``with_evidence``: each question is followed by its evidence (BIRD's hints), as a system given
+    that knowledge would see it."""
     from kgsql.eval.datasets import load_dataset
     from kgsql.eval.tables_json import apply_column_meanings, load_column_meanings, load_schemas, write_empty_sqlite
 
@@ -142,7 +147,8 @@ def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None
         if chosen is None:
             bench.unresolved.append((e.id, e.db_id, problems))
             continue
-        bench.items.append(Item(e.id, e.db_id, e.question, chosen))
+        question = f"{e.question} {e.evidence}".strip() if with_evidence and e.evidence else e.question
+        bench.items.append(Item(e.id, e.db_id, question, chosen))
     return bench
 
 
@@ -206,12 +212,16 @@ class MethodStats:
     full_tokens: list[int] = field(default_factory=list)
     ms: list[float] = field(default_factory=list)
     index_s: float = 0.0
+    misses: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MISS_KINDS, 0))
 
     def add(self, gold: GoldSchema, columns: set[tuple[str, str]], tables: set[str], tokens: int,
             full_tokens: int, ms: float) -> None:
         if gold.columns:
             self.recall.append(len(gold.columns & columns) / len(gold.columns))
         self.perfect.append(gold.columns <= columns and gold.tables <= tables)
+        if not self.perfect[-1]:
+            for kind in miss_kinds(gold, columns, tables):
+                self.misses[kind] += 1
         self.table_recall.append(len(gold.tables & tables) / len(gold.tables) if gold.tables else 1.0)
         self.n_columns.append(len(columns))
         self.tokens.append(tokens)
@@ -236,7 +246,27 @@ class MethodStats:
             "ms_p50": round(float(np.percentile(self.ms, 50)), 2) if self.ms else float("nan"),
             "ms_p95": round(float(np.percentile(self.ms, 95)), 2) if self.ms else float("nan"),
             "index_s": round(self.index_s, 2),
+            "misses": dict(self.misses),
         }
+
+
+#: How a question missed (counted per question; a question can be in both ``table`` kinds' parents):
+#: ``whole_table`` a gold table was not selected, ``column_of_selected_table`` only columns of selected
+#: tables were missed, ``value_only`` every missed column is compared with a text literal in the gold SQL
+#: (the question names it only through a value, which a value index over the database file can find).
+MISS_KINDS = ("whole_table", "column_of_selected_table", "value_only")
+
+
+def miss_kinds(gold: GoldSchema, columns: set[tuple[str, str]], tables: set[str]) -> list[str]:
+    """The ``MISS_KINDS`` a selection that missed part of ``gold`` falls under."""
+    missed_tables = gold.tables - tables
+    missed = gold.columns - columns
+    kinds = ["whole_table" if missed_tables else "column_of_selected_table"]
+    literal_tables = {t for t, _c in gold.literal_columns}
+    if missed <= gold.literal_columns and missed_tables <= literal_tables | {t for t, _c in missed}:
+        if missed:
+            kinds.append("value_only")
+    return kinds
 
 
 # --------------------------------------------------------------------------- run
@@ -305,6 +335,17 @@ def format_table(results: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
+def format_misses(misses: dict[str, int], n: int) -> str:
+    """One line on why kgsql's selection missed: whole tables, columns of chosen tables, value-only."""
+    missed = misses["whole_table"] + misses["column_of_selected_table"]
+    if not n or not missed:
+        return "kgsql misses: none"
+    return (f"kgsql misses: {missed} questions ({missed / n:.1%}): a whole gold table {misses['whole_table']}, "
+            f"only columns of selected tables {misses['column_of_selected_table']}; "
+            f"{misses['value_only']} ({misses['value_only'] / n:.1%} of all) miss only columns the gold SQL "
+            "compares with a text literal (findable by the value index when the database file has the values)")
+
+
 def main(args: argparse.Namespace) -> int:
     from kgsql.retrieve.index import default_cache_dir
 
@@ -314,7 +355,8 @@ def main(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     cache_dir = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
     t0 = time.perf_counter()
-    bench = load_bench(args.dataset, args.data_dir, args.split, args.limit, cache_dir, args.column_meanings)
+    bench = load_bench(args.dataset, args.data_dir, args.split, args.limit, cache_dir, args.column_meanings,
+                       with_evidence=args.with_evidence)
     print(f"{args.dataset}: {len(bench.items)} questions with resolved gold, "
           f"{len(bench.unresolved)} unresolved, {len(bench.schemas)} databases ({time.perf_counter() - t0:.1f}s)")
     for qid, db, problems in bench.unresolved[:10]:
@@ -331,6 +373,7 @@ def main(args: argparse.Namespace) -> int:
         if detail_fh:
             detail_fh.close()
     print(format_table(results))
+    print(format_misses(results["kgsql"]["misses"], len(bench.items)))
     print("bm25/dense: cut per question at kgsql's token count; *_top10: fixed k=10. "
           "Tokens: MiniLM WordPiece of CREATE TABLE text; ratio = mean tokens / mean full-schema tokens, "
           "ratio_q = mean of per-question ratios.")
@@ -338,6 +381,6 @@ def main(args: argparse.Namespace) -> int:
         out = dict(results)
         out["meta"] = {"dataset": args.dataset, "split": args.split, "questions": len(bench.items),
                        "unresolved": len(bench.unresolved), "encoder": args.encoder, "thresholds": changes,
-                       "column_meanings": args.column_meanings}
+                       "column_meanings": args.column_meanings, "with_evidence": args.with_evidence}
         Path(args.json_out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     return 0

@@ -6,6 +6,14 @@
    conditions, ratios and comparisons;
 3. ``evidence_summary``: one concise BIRD-style evidence sentence.
 
+Small models often answer the question in the summary instead ("The number
+of languages is 3.") or invent values ("semester_name is 'fall 2018'"); such
+evidence misleads the SQL step more than none. So only definitions are kept
+("<term> refers to ...", "... = ..."), and only those whose literals (quoted
+strings, numbers) occur in the question, the schema context or the values
+the value index found. When the summary keeps nothing, the mapping lines are
+used the same way; when they keep nothing either, there is no evidence.
+
 All three prompts start with the same context (the KG-based schema), so a
 server with prompt-prefix caching reads the schema once per question.
 """
@@ -63,6 +71,34 @@ def _is_echo(text: str) -> bool:
     return squashed in {"writeonlytheevidencesentence", "theevidencesentenceonly", "evidencesentence"}
 
 
+_LITERAL = re.compile(r"'([^']*)'|\"([^\"]*)\"|(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
+#: Numbers evidence may use without the question naming them (percentages, flags, first/last).
+_COMMON_NUMBERS = frozenset({"0", "1", "100", "1.0", "100.0"})
+_DEFINITION = re.compile(r"\brefers?\s+to\b|\bmeans\b|=|\bstands\s+for\b", re.I)
+
+
+def grounded(text: str, known: str) -> str:
+    """The definitions in ``text`` whose literals all occur in ``known``, joined BIRD-style with "; "."""
+    haystack = known.lower()
+    kept = []
+    for clause in re.split(r";\s*|\n+", text):
+        clause = clause.strip().strip("-*• ").strip()
+        if not clause or not _DEFINITION.search(clause):
+            continue  # an answer, a restatement or chatter: not a definition
+        ok = True
+        for m in _LITERAL.finditer(clause):
+            literal = next(g for g in m.groups() if g is not None).strip().lower()
+            if not literal or literal in _COMMON_NUMBERS:
+                continue
+            pattern = re.escape(literal) if not literal[0].isalnum() else rf"(?<![\w.]){re.escape(literal)}(?![\w])"
+            if not re.search(pattern, haystack):
+                ok = False
+                break
+        if ok:
+            kept.append(clause.rstrip("."))
+    return "; ".join(kept)
+
+
 class EvidenceGenerator:
     """Writes BIRD-style evidence for a question from the KG-based schema."""
 
@@ -97,7 +133,9 @@ class EvidenceGenerator:
             _with_task(context, fill("evidence_summary", question=question, mapping=bullet_list(mapping))),
             max_tokens=self.max_tokens,
         )
-        return Evidence(text=_first_sentence_block(summary), terms=terms, mapping=mapping)
+        known = "\n".join([question, *(m["content"] for m in context), *(v.value for v in values)])
+        text = grounded(_first_sentence_block(summary), known) or grounded("\n".join(mapping), known)
+        return Evidence(text=text, terms=terms, mapping=mapping)
 
 
 def _with_task(context: list[Message], task: str) -> list[Message]:

@@ -6,7 +6,8 @@ explain afterwards, end chain-of-thought with "So the final answer is: ..."
 reasoning blocks (``<think>``) behind, and with SSpa/DAIL's question format
 ("Answer the following with no explanation: ... SELECT") continue the prompt's
 ``SELECT`` with only the column list. :func:`extract_sql` undoes all of that
-and returns the first query, without a trailing semicolon; when there is no
+and returns the first query (the last ```sql block when the prompt asked for
+steps), without a trailing semicolon; when there is no
 query at all it raises :class:`NoSQLFoundError`.
 
 Search order: text after the last "final answer" marker, then ```sql fences,
@@ -77,7 +78,9 @@ _SQL_LANGS = frozenset({"sql", "sqlite", "sqlite3", "spatialite", "spatial_sql",
                         "psql", "mysql", "tsql", "plsql", "sparksql", "duckdb"})
 _FINAL_MARKER = re.compile(
     r"(?:so\s+)?(?:the\s+)?final\s+(?:answer|sql|query|sql\s+query)(?:\s+is)?\s*[:：]|"
-    r"(?:so\s+)?the\s+final\s+answer\s+is\b",
+    r"(?:so\s+)?the\s+final\s+answer\s+is\b|"
+    # a heading or bold line of its own: "### Final SQL Query", "**Final query**"
+    r"(?:^|\n)[ \t#*>_]*(?:the\s+)?final\s+(?:answer|sql|query|sql\s+query)[ \t*_]*(?=\n)",
     re.I,
 )
 _SQL_LABEL = re.compile(r"(?:^|\n)[ \t>*#_]*(?:SQL(?:ite)?(?:\s+query)?|Query|Answer)[ \t*_]*[:：]", re.I)
@@ -97,13 +100,14 @@ def _fences(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def _regions(text: str) -> Iterator[str]:
-    """Places to look for the query, most specific first."""
+def _regions(text: str, last: bool) -> Iterator[str]:
+    """Places to look for the query, most specific first; SQL fences last-first when ``last``."""
     finals = list(_FINAL_MARKER.finditer(text))
     if finals:
         yield text[finals[-1].end():]
     fences = _fences(text)
-    yield from (body for lang, body in fences if lang in _SQL_LANGS)
+    sql_fences = [body for lang, body in fences if lang in _SQL_LANGS]
+    yield from (reversed(sql_fences) if last else sql_fences)
     yield from (body for lang, body in fences if lang not in _SQL_LANGS)
     labels = list(_SQL_LABEL.finditer(text))
     if labels:
@@ -290,8 +294,13 @@ def _ends_with_select(prompt_suffix: str) -> bool:
     return bool(re.search(r"\bselect\s*$", prompt_suffix, re.I))
 
 
-def extract_sql(text: str, *, prompt_suffix: str = "") -> str:
+def extract_sql(text: str, *, prompt_suffix: str = "", last: bool = False) -> str:
     """The first SQL query in model output ``text``, without a trailing ``;``.
+
+    ``last``: the prompt asked to work in steps (least-to-most, chain of
+    thought), so the answer is the last ```sql block, the earlier ones being
+    intermediate steps; without it a first block followed by "or, equivalently"
+    alternatives wins.
 
     ``prompt_suffix``: the end of the prompt; when it ends with ``SELECT`` and
     the output continues it (``name FROM cities``), ``SELECT `` is put back.
@@ -310,7 +319,7 @@ def extract_sql(text: str, *, prompt_suffix: str = "") -> str:
     if from_json is not None:
         cleaned = from_json.strip()
     seen: set[str] = set()
-    for region in _regions(cleaned):
+    for region in _regions(cleaned, last):
         if not region.strip() or region in seen:
             continue
         seen.add(region)

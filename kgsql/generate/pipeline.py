@@ -10,7 +10,8 @@ column nodes, value index, join-path completion) -> unified KG-based schema
 (with geographic descriptions) and, for spatial databases, SpatiaLite
 knowledge with the functions this question needs -> evidence (three LLM
 steps) -> least-to-most SQL -> guarded execution with schema-tips
-self-correction (up to ``max_rounds`` generations; the last is final).
+self-correction (up to ``max_rounds`` generations; the final answer is the
+last candidate that ran, preferring one with rows, else the last one).
 Every step is a switch in ``MethodOptions`` so ablations are one flag each.
 
 The same pipeline runs the baseline methods (``kgsql.methods``: DAIL-SQL,
@@ -73,6 +74,22 @@ class MethodOptions:
     rewrite: bool = True            # with history: rewrite the question to stand alone (else concatenate)
     spatial_function_list: tuple[str, ...] = ()  # fixed SDBMS functions (SSpa) instead of per-question choice
     tip_kinds: tuple[str, ...] = () # keep only these tip kinds (SSpa: no_such_table/_column, ambiguous_column)
+    show_failed_query: bool = True  # correction rounds also show the query that failed (SSpa: tips only)
+
+
+@dataclass
+class _Candidate:
+    """One generated query and how it ran; ``rank``: 2 rows, 1 ran empty, 0 failed."""
+
+    sql: str
+    result: QueryResult | None
+    error: str | None
+
+    @property
+    def rank(self) -> int:
+        if self.error is not None or self.result is None:
+            return 0
+        return 2 if self.result.rows else 1
 
 
 @dataclass
@@ -421,26 +438,36 @@ class Text2SQL:
         tips: list[Tip] = []
         result: QueryResult | None = None
         error: str | None = None
+        failed = ""  # the last candidate's text and problem, shown in the next round
+        best: _Candidate | None = None
         rounds = max(1, opts.max_rounds) if opts.tips else 1
         for round_no in range(1, rounds + 1):
-            raw, suffix = generator.generate(prompt, question, trace, tips=render_tips(tips) if tips else "")
+            tips_text = join_sections(failed, render_tips(tips)) if tips else ""
+            raw, suffix = generator.generate(prompt, question, trace, tips=tips_text)
             answer.rounds = round_no
             try:
-                sql = extract_sql(raw, prompt_suffix=suffix)
+                sql = extract_sql(raw, prompt_suffix=suffix, last=getattr(generator, "stepwise", False))
             except KgsqlError as exc:
                 sql, result, error = "", None, str(exc)
                 new = [Tip("no_sql", "Answer with one SQL query only, in a ```sql block.")]
             else:
                 answer.candidates.append(sql)
                 result, error, new = self._check(sql, schema, question, last=round_no == rounds)
-            answer.sql = sql or answer.sql
+                candidate = _Candidate(sql, result, error)
+                if best is None or candidate.rank >= best.rank:
+                    best = candidate
             if opts.tip_kinds:
                 new = [t for t in new if t.kind in opts.tip_kinds]
             fresh = [t for t in new if t.text not in {x.text for x in tips}]
             if not opts.tips or not fresh:
                 break
             tips.extend(fresh)
+            if opts.show_failed_query and sql:
+                problem = f"It failed: {error}" if error else "It returned no rows."
+                failed = fill("failed_query", sql=sql, problem=problem)
         answer.tips = [t.text for t in tips]
+        if best is not None:
+            answer.sql, result, error = best.sql, best.result, best.error
         answer.error = error
         if result is not None:
             answer.columns, answer.rows, answer.truncated = list(result.columns), list(result.rows), result.truncated

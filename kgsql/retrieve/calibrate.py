@@ -2,38 +2,187 @@
 
 ``python -m kgsql.retrieve.calibrate --data-dir SPIDER [--split train_7000] [--limit 2000]``
 
-Uses Spider *train* only (never the dev sets the benchmark reports on):
+Uses Spider *train* by default (never the dev sets the benchmark reports on):
 questions are shuffled with a fixed seed, models are fitted on the first
 70%, and the thresholds are chosen on the other 30% as the most recall
 (perfect-recall rate) whose mean rendered-token ratio stays within
 ``--budget``. The result is written to ``calibration.json`` beside this
 module, which ``SchemaRetriever`` loads by default.
+
+``--leave-one-database-out`` answers a different question: how good could a
+calibration fitted *in the target domain* be? For each database of the
+dataset it fits models and thresholds on the other databases' questions only,
+selects for the held-out database's questions, and reports the held-out
+perfect recall and token ratio (nothing is written). On BIRD dev, which has no
+train split here, this is the honest way to calibrate on BIRD-like schemas.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, Sequence
 
 import numpy as np
 
 from kgsql.retrieve.features import COLUMN_FEATURES, TABLE_FEATURES, LogisticModel, table_features
-from kgsql.retrieve.retriever import CALIBRATION_FILE, Calibration, SchemaRetriever, SelectionConfig
+from kgsql.retrieve.retriever import (
+    CALIBRATION_FILE, Calibration, Evidence, PreparedDatabase, SchemaRetriever, SelectionConfig,
+)
+
+#: Threshold pairs (table, column) searched, strictest first.
+TABLE_THRESHOLDS = (0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05, 0.03)
+COLUMN_THRESHOLDS = (0.2, 0.1, 0.05, 0.03, 0.02, 0.01, 0.005)
+
+
+@dataclass
+class Row:
+    """One training question: its database, evidence (features) and gold labels."""
+
+    item: Any  # kgsql.eval.linking.Item
+    prep: PreparedDatabase
+    evidence: Evidence
+    y_column: np.ndarray
+    y_table: np.ndarray
 
 
 def _placeholder(n: int) -> LogisticModel:
     return LogisticModel((0.0,) * (n + 1), (0.0,) * n, (1.0,) * n)
 
 
+def uncalibrated_retriever(cache_dir: Path | None) -> SchemaRetriever:
+    """A retriever whose models are placeholders: features do not depend on them."""
+    base = Calibration(_placeholder(len(COLUMN_FEATURES)), _placeholder(len(TABLE_FEATURES)), SelectionConfig())
+    return SchemaRetriever("minilm", calibration=base, cache_dir=cache_dir)
+
+
+def collect(bench: Any, items: Sequence[Any], retriever: SchemaRetriever) -> list[Row]:
+    """Evidence and gold labels per question (the expensive part: encoding + MaxSim)."""
+    rows, t0 = [], time.perf_counter()
+    for i, it in enumerate(items):
+        schema = bench.schemas[it.db_id]
+        prep = retriever.prepare(schema, db_path=bench.db_paths.get(it.db_id))
+        ev = retriever.evidence(schema, it.question, prepared=prep)
+        y = np.array([k in it.gold.columns for k in prep.facts.column_keys], dtype=np.float64)
+        yt = np.array([t in it.gold.tables for t in prep.facts.table_names], dtype=np.float64)
+        rows.append(Row(it, prep, ev, y, yt))
+        if (i + 1) % 200 == 0:
+            print(f"  {i + 1}/{len(items)} ({time.perf_counter() - t0:.0f}s)", file=sys.stderr, flush=True)
+    return rows
+
+
+def fit_models(rows: Sequence[Row]) -> tuple[LogisticModel, LogisticModel]:
+    """The column model on every column of every question, then the table model on its outputs."""
+    cm = LogisticModel.fit(np.concatenate([r.evidence.features for r in rows]),
+                           np.concatenate([r.y_column for r in rows]))
+    tx = [table_features(r.evidence.features, cm.predict(r.evidence.features), r.prep.facts) for r in rows]
+    tm = LogisticModel.fit(np.concatenate(tx), np.concatenate([r.y_table for r in rows]))
+    return cm, tm
+
+
+def _with_models(rows: Sequence[Row], cm: LogisticModel, tm: LogisticModel) -> list[tuple[Row, Evidence]]:
+    out = []
+    for r in rows:
+        p = cm.predict(r.evidence.features)
+        out.append((r, replace(r.evidence, p_column=p, p_table=tm.predict(table_features(r.evidence.features, p,
+                                                                                           r.prep.facts)))))
+    return out
+
+
+def selection_stats(retriever: SchemaRetriever, scored: Sequence[tuple[Row, Evidence]],
+                    meter: Any) -> tuple[list[bool], list[int], list[int]]:
+    """Per question: perfect recall?, selected tokens, full-schema tokens."""
+    perfect, selected, full = [], [], []
+    for r, ev in scored:
+        sel = retriever._choose(r.prep, r.item.question, ev)
+        cols = sel.column_keys()
+        perfect.append(r.item.gold.columns <= cols and r.item.gold.tables <= set(sel.tables))
+        selected.append(meter(r.prep.schema, cols))
+        full.append(meter(r.prep.schema, r.prep.facts.column_keys))
+    return perfect, selected, full
+
+
+def token_ratio(selected: Sequence[int], full: Sequence[int], *, pooled: bool) -> float:
+    """Total selected / total full tokens (``pooled``), else the mean of per-question ratios."""
+    if pooled:
+        return sum(selected) / max(1, sum(full))
+    return float(np.mean([s / f if f else 1.0 for s, f in zip(selected, full)]))
+
+
+def score_selection(retriever: SchemaRetriever, scored: Sequence[tuple[Row, Evidence]], meter: Any,
+                    *, pooled: bool) -> tuple[float, float]:
+    """(perfect-recall rate, token ratio) of ``retriever``'s thresholds on ``scored`` questions."""
+    perfect, selected, full = selection_stats(retriever, scored, meter)
+    return float(np.mean(perfect)), token_ratio(selected, full, pooled=pooled)
+
+
+def choose_thresholds(retriever: SchemaRetriever, scored: Sequence[tuple[Row, Evidence]], budget: float,
+                      meter: Any, *, pooled: bool = False,
+                      verbose: bool = False) -> tuple[float, float, SelectionConfig] | None:
+    """The threshold pair with the best perfect recall whose token ratio is within ``budget``."""
+    best: tuple[float, float, SelectionConfig] | None = None
+    for tt in TABLE_THRESHOLDS:
+        for tc in COLUMN_THRESHOLDS:
+            r = retriever.with_config(table_threshold=tt, column_threshold=tc)
+            pr, ra = score_selection(r, scored, meter, pooled=pooled)
+            if verbose:
+                print(f"{tt:9} {tc:10} {pr:7.3f} {ra:5.3f}")
+            if ra <= budget and (best is None or pr > best[0] or (pr == best[0] and ra < best[1])):
+                best = (pr, ra, r.config)
+    return best
+
+
+def leave_one_database_out(rows: Sequence[Row], retriever: SchemaRetriever, budget: float, meter: Any,
+                           *, pooled: bool, threshold_sample: int = 3) -> dict[str, Any]:
+    """Held-out results per database, each calibrated on the other databases only."""
+    per_db: dict[str, Any] = {}
+    perfect_all: list[bool] = []
+    selected_all: list[int] = []
+    full_all: list[int] = []
+    for db in sorted({r.item.db_id for r in rows}):
+        train = [r for r in rows if r.item.db_id != db]
+        test = [r for r in rows if r.item.db_id == db]
+        cm, tm = fit_models(train)
+        chosen = choose_thresholds(retriever, _with_models(train[::threshold_sample], cm, tm), budget, meter,
+                                   pooled=pooled)
+        config = chosen[2] if chosen else retriever.config
+        r = retriever.with_config(table_threshold=config.table_threshold, column_threshold=config.column_threshold)
+        perfect, selected, full = selection_stats(r, _with_models(test, cm, tm), meter)
+        perfect_all += perfect
+        selected_all += selected
+        full_all += full
+        pr, ra = float(np.mean(perfect)), token_ratio(selected, full, pooled=True)
+        per_db[db] = {"questions": len(test), "table_threshold": config.table_threshold,
+                      "column_threshold": config.column_threshold, "perfect_recall_rate": round(pr, 4),
+                      "token_ratio": round(ra, 4)}
+        print(f"  {db:<28} n={len(test):>4} thresholds=({config.table_threshold}, {config.column_threshold}) "
+              f"held-out perfect {pr:.3f} ratio {ra:.3f}", flush=True)
+    return {"per_database": per_db, "questions": len(perfect_all),
+            "perfect_recall_rate": round(float(np.mean(perfect_all)), 4),
+            "token_ratio": round(token_ratio(selected_all, full_all, pooled=True), 4),
+            "token_ratio_per_question": round(token_ratio(selected_all, full_all, pooled=False), 4),
+            "budget": budget,
+            "budget_measure": "pooled" if pooled else "per-question mean"}
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m kgsql.retrieve.calibrate", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m kgsql.retrieve.calibrate", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", required=True)
-    ap.add_argument("--split", default="train_7000")
+    ap.add_argument("--dataset", choices=("spider", "bird", "spatial"), default="spider")
+    ap.add_argument("--split", default=None, help="default: train_7000 for spider, the dataset's default otherwise")
     ap.add_argument("--limit", type=int, default=2000)
-    ap.add_argument("--budget", type=float, default=0.45, help="max mean token ratio on the validation part")
+    ap.add_argument("--budget", type=float, default=0.45, help="max token ratio on the validation part")
+    ap.add_argument("--pooled-ratio", action="store_true",
+                    help="budget on total selected / total full tokens (the benchmark's token_ratio) instead of "
+                         "the mean of per-question ratios")
+    ap.add_argument("--leave-one-database-out", action="store_true",
+                    help="report held-out results per database instead of writing a calibration")
+    ap.add_argument("--json", dest="json_out", default=None, help="with --leave-one-database-out: write results")
     ap.add_argument("--out", default=str(CALIBRATION_FILE))
     ap.add_argument("--cache-dir", default=None)
     ap.add_argument("--threads", type=int, default=None)
@@ -47,61 +196,34 @@ def main(argv: list[str] | None = None) -> int:
     from kgsql.retrieve.index import default_cache_dir
 
     cache_dir = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
-    bench = load_bench("spider", args.data_dir, args.split, None, cache_dir)
+    split = args.split or ("train_7000" if args.dataset == "spider" else None)
+    bench = load_bench(args.dataset, args.data_dir, split, None, cache_dir)
     items = [it for it in bench.items if it.gold.columns]
     random.Random(args.seed).shuffle(items)
     items = items[: args.limit]
-    cut = int(len(items) * 0.7)
-    base = Calibration(_placeholder(len(COLUMN_FEATURES)), _placeholder(len(TABLE_FEATURES)), SelectionConfig())
-    retriever = SchemaRetriever("minilm", calibration=base, cache_dir=cache_dir)
-    t0 = time.perf_counter()
-    rows = []
-    for i, it in enumerate(items):
-        schema = bench.schemas[it.db_id]
-        prep = retriever.prepare(schema, db_path=bench.db_paths.get(it.db_id))
-        ev = retriever.evidence(schema, it.question, prepared=prep)
-        y = np.array([k in it.gold.columns for k in prep.facts.column_keys], dtype=np.float64)
-        yt = np.array([t in it.gold.tables for t in prep.facts.table_names], dtype=np.float64)
-        rows.append((it, prep, ev, y, yt))
-        if (i + 1) % 200 == 0:
-            print(f"  {i + 1}/{len(items)} ({time.perf_counter() - t0:.0f}s)", file=sys.stderr, flush=True)
-    fit = rows[:cut]
-    cm = LogisticModel.fit(np.concatenate([r[2].features for r in fit]), np.concatenate([r[3] for r in fit]))
-    tx, ty = [], []
-    for _it, prep, ev, _y, yt in fit:
-        tx.append(table_features(ev.features, cm.predict(ev.features), prep.facts))
-        ty.append(yt)
-    tm = LogisticModel.fit(np.concatenate(tx), np.concatenate(ty))
-    calib = Calibration(cm, tm, SelectionConfig())
-    retriever.calibration = calib
+    retriever = uncalibrated_retriever(cache_dir)
     meter = TokenMeter()
-    val = []
-    for it, prep, ev, _y, _yt in rows[cut:]:
-        p = cm.predict(ev.features)
-        val.append((it, prep, replace(ev, p_column=p, p_table=tm.predict(table_features(ev.features, p, prep.facts)))))
-    best: tuple[float, float, SelectionConfig] | None = None
+    rows = collect(bench, items, retriever)
+    if args.leave_one_database_out:
+        result = leave_one_database_out(rows, retriever, args.budget, meter, pooled=args.pooled_ratio)
+        result.update(dataset=args.dataset, split=split, encoder=retriever.encoder.name)
+        print(f"leave-one-database-out: perfect recall {result['perfect_recall_rate']:.3f} at token ratio "
+              f"{result['token_ratio']:.3f} ({result['questions']} questions)")
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        return 0
+    cut = int(len(rows) * 0.7)
+    cm, tm = fit_models(rows[:cut])
     print("table_thr column_thr perfect ratio")
-    for tt in (0.3, 0.2, 0.15, 0.1, 0.07, 0.05, 0.03):
-        for tc in (0.1, 0.05, 0.03, 0.02, 0.01, 0.005):
-            cfg = replace(SelectionConfig(), table_threshold=tt, column_threshold=tc)
-            r = retriever.with_config(table_threshold=tt, column_threshold=tc)
-            perfect, ratio = [], []
-            for it, prep, ev in val:
-                sel = r._choose(prep, it.question, ev)
-                cols = sel.column_keys()
-                perfect.append(it.gold.columns <= cols and it.gold.tables <= set(sel.tables))
-                full = prep.schema
-                ratio.append(meter(full, cols) / meter(full, prep.facts.column_keys))
-            pr, ra = float(np.mean(perfect)), float(np.mean(ratio))
-            print(f"{tt:9} {tc:10} {pr:7.3f} {ra:5.3f}")
-            if ra <= args.budget and (best is None or pr > best[0] or (pr == best[0] and ra < best[1])):
-                best = (pr, ra, cfg)
+    best = choose_thresholds(retriever, _with_models(rows[cut:], cm, tm), args.budget, meter,
+                             pooled=args.pooled_ratio, verbose=True)
     if best is None:
         print("no threshold pair within the budget; keeping defaults", file=sys.stderr)
         best = (float("nan"), float("nan"), SelectionConfig())
-    calib.config = best[2]
+    calib = Calibration(cm, tm, best[2])
     calib.info = {
-        "trained_on": f"spider {args.split}, {len(items)} questions (seed {args.seed}): models on {cut}, thresholds on {len(items) - cut}",
+        "trained_on": f"{args.dataset} {split}, {len(rows)} questions (seed {args.seed}): models on {cut}, "
+                      f"thresholds on {len(rows) - cut}",
         "encoder": retriever.encoder.name,
         "budget": args.budget,
         "validation_perfect_recall": round(best[0], 4),

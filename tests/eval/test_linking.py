@@ -33,6 +33,37 @@ def test_gold_schema(sql: str, tables: set[str], columns: set[tuple[str, str]]) 
     assert g.tables == tables and g.columns == columns
 
 
+@pytest.mark.parametrize("sql,literal", [
+    ("SELECT name FROM singer WHERE country = 'France'", {("singer", "Country")}),
+    ('SELECT name FROM singer WHERE country = "France"', {("singer", "Country")}),  # Spider's double quotes
+    ("SELECT name FROM singer WHERE lower(Country) LIKE '%fr%' AND singer_id > 3", {("singer", "Country")}),
+    ("SELECT name FROM singer WHERE country IN ('France', 'Spain')", {("singer", "Country")}),
+    ("SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = T2.singer_id WHERE T2.year = 2014",
+     set()),
+    ("SELECT name FROM singer WHERE 'France' = country", {("singer", "Country")}),
+])
+def test_gold_schema_literal_columns(sql: str, literal: set[tuple[str, str]]) -> None:
+    """Columns the gold SQL compares with a text literal: reachable only through a value."""
+    g = gold_schema(sql, SCHEMA)
+    assert g.ok, g.unresolved
+    assert g.literal_columns == literal
+
+
+def test_miss_kinds() -> None:
+    from kgsql.eval.linking import miss_kinds
+
+    g = gold_schema("SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = T2.singer_id "
+                    "WHERE T2.year = 2014 AND T1.country = 'France'", SCHEMA)
+    everything = set(g.columns)
+    # missed only the literal-compared column of a selected table
+    assert miss_kinds(g, everything - {("singer", "Country")}, {"singer", "concert"}) == [
+        "column_of_selected_table", "value_only"]
+    # missed a column the question names in words
+    assert miss_kinds(g, everything - {("concert", "Year")}, {"singer", "concert"}) == ["column_of_selected_table"]
+    # missed the whole concert table
+    assert miss_kinds(g, {c for c in everything if c[0] == "singer"}, {"singer"}) == ["whole_table"]
+
+
 def test_gold_schema_reports_unknown_names() -> None:
     assert not gold_schema("SELECT nope FROM singer", SCHEMA).ok
     assert not gold_schema("SELECT FROM WHERE", SCHEMA).ok
@@ -84,4 +115,39 @@ def test_linking_cli_on_tiny_dataset(tmp_path: Path, capsys: pytest.CaptureFixtu
                                     "mean_tokens", "token_ratio", "ms_p50", "ms_p95"}
     assert res["full"]["perfect_recall_rate"] == 1.0 and res["full"]["token_ratio"] == 1.0
     assert res["kgsql"]["perfect_recall_rate"] == 1.0
+    assert res["kgsql"]["misses"] == {"whole_table": 0, "column_of_selected_table": 0, "value_only": 0}
+    assert "kgsql misses: none" in printed
     assert res["meta"]["questions"] == 2
+
+
+def _tiny_bird(root: Path) -> None:
+    """BIRD layout without database files (as in ../shared): dev.json + dev_tables.json."""
+    root.mkdir(parents=True)
+    tables = [{
+        "db_id": "club", "table_names_original": ["member"], "table_names": ["member"],
+        "column_names_original": [[-1, "*"], [0, "member_id"], [0, "first_name"], [0, "income"]],
+        "column_names": [[-1, "*"], [0, "member id"], [0, "first name"], [0, "income"]],
+        "column_types": ["text", "integer", "text", "integer"], "primary_keys": [1], "foreign_keys": [],
+    }]
+    (root / "dev_tables.json").write_text(json.dumps(tables))
+    rows = [{"question_id": 0, "db_id": "club", "question": "Which members are rich?",
+             "evidence": "rich refers to income > 100000", "SQL": "SELECT first_name FROM member WHERE income > 100000",
+             "difficulty": "simple"}]
+    (root / "dev.json").write_text(json.dumps(rows))
+
+
+def test_linking_with_evidence_appends_it_to_the_question(tmp_path: Path) -> None:
+    from kgsql.eval.__main__ import main
+    from kgsql.eval.linking import load_bench
+
+    _tiny_bird(tmp_path / "bird")
+    plain = load_bench("bird", str(tmp_path / "bird"), None, None, tmp_path / "cache")
+    hinted = load_bench("bird", str(tmp_path / "bird"), None, None, tmp_path / "cache", with_evidence=True)
+    assert plain.items[0].question == "Which members are rich?"
+    assert hinted.items[0].question == "Which members are rich? rich refers to income > 100000"
+    out = tmp_path / "res.json"
+    assert main(["linking", "--dataset", "bird", "--data-dir", str(tmp_path / "bird"), "--with-evidence",
+                 "--json", str(out), "--cache-dir", str(tmp_path / "cache")]) == 0
+    res = json.loads(out.read_text())
+    assert res["meta"]["with_evidence"] is True and res["meta"]["questions"] == 1
+    assert res["kgsql"]["perfect_recall_rate"] == 1.0  # a one-table schema: income is named by the evidence

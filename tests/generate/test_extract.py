@@ -156,3 +156,47 @@ def test_select_continuation_round_trip(sql: str, tail: str) -> None:
     continued = sql.removeprefix("SELECT ")
     assert extract_sql(" " + continued + tail, prompt_suffix="...\nSELECT") == sql
     assert extract_sql(sql + tail, prompt_suffix="SELECT") == sql  # not doubled
+
+
+# Qwen2.5-Coder-1.5B solving least-to-most sub-questions (a real output): one block per step,
+# the last one combining them, with no "final" marker before it.
+STEPWISE = """Let's solve the sub-questions step by step.
+
+1. **Sub-question 1: Select the zip_postcode column from the Addresses table.**
+   ```sql
+   SELECT zip_postcode FROM Addresses
+   ```
+
+2. **Sub-question 2: Filter the results to only include rows where the city column is 'Port Chelsea'.**
+   ```sql
+   SELECT zip_postcode FROM Addresses WHERE city = 'Port Chelsea'
+   ```
+
+Now, let's combine these sub-questions into a single SQL query. The final query will be the result of the last sub-question.
+
+```sql
+SELECT zip_postcode FROM Addresses WHERE city = 'Port Chelsea' ORDER BY zip_postcode
+```
+"""
+
+
+def test_stepwise_answer_is_the_last_sql_block() -> None:
+    assert extract_sql(STEPWISE, last=True) == (
+        "SELECT zip_postcode FROM Addresses WHERE city = 'Port Chelsea' ORDER BY zip_postcode")
+    # Without ``last`` the first block wins ("or, equivalently" alternatives follow an answer).
+    assert extract_sql(STEPWISE) == "SELECT zip_postcode FROM Addresses"
+
+
+def test_stepwise_skips_a_last_block_that_is_no_query() -> None:
+    text = "```sql\nSELECT a FROM t WHERE b > 1\n```\nThen:\n```sql\n-- nothing more to add\n```"
+    assert extract_sql(text, last=True) == "SELECT a FROM t WHERE b > 1"
+
+
+def test_least_to_most_generator_marks_its_answers_stepwise() -> None:
+    from kgsql.generate.sqlgen import FormattedSQLGenerator, SQLGenerator
+    from kgsql.llm import ScriptedLM
+
+    lm = ScriptedLM([])
+    assert SQLGenerator(lm, least_to_most=True).stepwise
+    assert not SQLGenerator(lm, least_to_most=False).stepwise
+    assert not FormattedSQLGenerator(lm, "dail").stepwise

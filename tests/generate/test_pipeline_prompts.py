@@ -123,3 +123,39 @@ def test_unsafe_sql_is_never_run(geo_graph, example_db):
 def test_bad_questions_are_refused(geo_graph, question):
     with pytest.raises(InputError, match="empty|characters long"):
         Text2SQL(geo_graph, ScriptedLM({})).ask(question, db="geo")
+
+
+def test_least_to_most_answer_is_the_last_step_query(geo_graph):
+    """A model that writes one query per sub-question: the pipeline runs the last, combined one."""
+    stepwise = ("### Sub-question 1: What is the length of each river?\n"
+                "```sql\nSELECT name, length_km FROM rivers\n```\n"
+                "### Sub-question 2: Which river is the longest?\n"
+                "```sql\nSELECT name FROM rivers ORDER BY length_km DESC LIMIT 1\n```")
+    lm = ScriptedLM({"decompose": SCRIPT["decompose"], "sql": stepwise})
+    options = MethodOptions(selection=False, evidence=False, tips=False)
+    answer = Text2SQL(geo_graph, lm, options=options).ask(QUESTION, db="geo")
+    assert answer.sql == "SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1"
+    assert answer.rows == [("Silver River",)]
+
+
+def test_a_later_failing_candidate_does_not_replace_one_that_ran(geo_graph):
+    """Round 1 runs but finds nothing (a value tip follows), round 2 fails: the answer is round 1's."""
+    first = "SELECT name FROM rivers WHERE name = 'Silver Rivr'"
+    lm = ScriptedLM({"sql": [first, "SELECT nme FROM rivers", "SELECT nme FROM rivers"]})
+    options = MethodOptions(selection=False, evidence=False, least_to_most=False, max_rounds=3)
+    answer = Text2SQL(geo_graph, lm, options=options).ask(QUESTION, db="geo")
+    assert answer.rounds >= 2 and answer.candidates[1] == "SELECT nme FROM rivers"
+    assert answer.sql == first and answer.error is None and answer.rows == []
+    # The correction prompt showed the query that found nothing, and why.
+    second = lm.calls_for("sql")[1].messages[-1]["content"]
+    assert "The previous query did not work:\n```sql\n" + first in second and "It returned no rows." in second
+
+
+def test_sspa_tips_rounds_show_tips_only(geo_graph):
+    """SSpa's schema tips are sentences added to the original prompt: no previous query."""
+    lm = ScriptedLM({"sql": ["SELECT nme FROM rivers", "SELECT name FROM rivers"]})
+    options = MethodOptions(selection=False, evidence=False, least_to_most=False, show_failed_query=False)
+    answer = Text2SQL(geo_graph, lm, options=options).ask(QUESTION, db="geo")
+    assert answer.rounds == 2 and answer.error is None
+    second = lm.calls_for("sql")[1].messages[-1]["content"]
+    assert "### Schema tips" in second and "previous query" not in second
