@@ -162,6 +162,7 @@ def answer_record(example: Example, dataset: Dataset, answer: Any, *, timeout_s:
     rec.extra.update({
         "tokens_prompt": tokens.get("prompt"), "tokens_completion": tokens.get("completion"),
         "tokens_cached": tokens.get("cached"), "llm_calls": len(prompts),
+        "llm_cache_hits": sum(1 for p in prompts if p.get("from_cache")),
         "llm_s": round(sum(float(p.get("latency_s") or 0.0) for p in prompts), 3),
         "score_s": round(time.perf_counter() - t0, 3),
         "answer_error": getattr(answer, "error", None),

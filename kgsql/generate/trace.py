@@ -18,6 +18,7 @@ class StepTrace:
     completion_tokens: int = 0
     cached_tokens: int = 0
     latency_s: float = 0.0
+    from_cache: bool = False  # served by the response cache: no model time spent (latency 0)
 
     @classmethod
     def of(cls, step: str, messages: Messages, completion: Completion) -> "StepTrace":
@@ -29,6 +30,7 @@ class StepTrace:
             completion_tokens=completion.completion_tokens,
             cached_tokens=completion.cached_tokens,
             latency_s=completion.latency_s,
+            from_cache=completion.from_cache,
         )
 
 

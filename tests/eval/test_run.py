@@ -107,6 +107,7 @@ def test_run_end_to_end_scores_logs_and_reports(spider_dir: Path, tmp_path: Path
     assert rec.method == "kgsql" and rec.shots == 0 and rec.rounds == 1
     assert rec.tokens and rec.tokens > 0 and rec.latency_s is not None
     assert rec.extra["llm_calls"] == 1 and "score_s" in rec.extra
+    assert rec.extra["llm_cache_hits"] == 0
     cell = meta["cells"][0]
     assert cell["n"] == 5 and cell["n_scored"] == 4 and cell["n_missing_db"] == 1
     assert cell["spider_ex"] == pytest.approx(0.75)

@@ -140,6 +140,18 @@ def test_second_identical_call_is_served_from_cache(stub: StubServer, tmp_path) 
     assert stub.hits == 3
 
 
+def test_trace_records_which_calls_the_cache_served(stub: StubServer, tmp_path) -> None:
+    """Eval records count cache hits: they take no model time, so run times would otherwise mislead."""
+    from kgsql.generate.trace import Trace
+
+    lm = OpenAIChatLM("m", base_url=stub.base_url, cache=ResponseCache(tmp_path / "c.sqlite"))
+    trace = Trace()
+    trace.call(lm, "sql", MSGS)
+    trace.call(lm, "sql", MSGS)
+    assert [s["from_cache"] for s in trace.to_list()] == [False, True]
+    assert trace.steps[1].latency_s < 0.5  # a lookup, not a generation
+
+
 def test_cache_persists_across_processes_worth_of_objects(stub: StubServer, tmp_path) -> None:
     path = tmp_path / "c.sqlite"
     OpenAIChatLM("m", base_url=stub.base_url, cache=ResponseCache(path)).complete(MSGS)
