@@ -47,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--column-threshold", type=float, default=None)
     parser.add_argument("--no-values", action="store_true", help="do not index database values")
     parser.add_argument("--details", default=None, help="write per-question selections (JSON lines)")
+    parser.add_argument("--sweep", default=None, metavar="T:C,...",
+                        help="also trace kgsql's recall/token curve over (table, column) threshold pairs, "
+                             "e.g. 0.1:0.02,0.05:0.01,0.02:0.002 (one retrieval per question, reused)")
     parser.add_argument("--with-evidence", action="store_true",
                         help="append each question's evidence (BIRD's oracle knowledge) to it before retrieval")
     parser.add_argument("--column-meanings", default=None,
@@ -325,6 +328,64 @@ def run_benchmark(bench: Bench, *, encoder: str = "minilm", cache_dir: Path | No
     return {m: s.summary() for m, s in stats.items()}
 
 
+def parse_sweep(text: str) -> list[tuple[float, float]]:
+    """``"0.1:0.02,0.05:0.01"`` -> [(0.1, 0.02), (0.05, 0.01)]; a clear error for anything else."""
+    from kgsql.errors import InputError
+
+    pairs = []
+    for part in text.split(","):
+        try:
+            t, c = (float(x) for x in part.strip().split(":"))
+        except ValueError:
+            raise InputError(f"--sweep: expected TABLE:COLUMN threshold pairs like 0.1:0.02, got {part.strip()!r}")
+        if not (0.0 <= t <= 1.0 and 0.0 <= c <= 1.0):
+            raise InputError(f"--sweep: thresholds are probabilities in [0, 1], got {part.strip()!r}")
+        pairs.append((t, c))
+    return pairs
+
+
+def threshold_sweep(bench: Bench, pairs: list[tuple[float, float]], *, encoder: str = "minilm",
+                    cache_dir: Path | None = None, use_values: bool = True) -> list[dict[str, float]]:
+    """kgsql's perfect recall, column recall and token ratio at each threshold pair.
+
+    Retrieval evidence (encoding, MaxSim, values, probabilities) is computed once per question;
+    only the selection step runs per pair, so a curve costs little more than one run.
+    """
+    from kgsql.retrieve.retriever import SchemaRetriever
+
+    retriever = SchemaRetriever(encoder, cache_dir=cache_dir)
+    meter = TokenMeter()
+    scored = []
+    for it in bench.items:
+        schema = bench.schemas[it.db_id]
+        prep = retriever.prepare(schema, db_path=bench.db_paths.get(it.db_id) if use_values else None)
+        scored.append((it, prep, retriever.evidence(schema, it.question, prepared=prep),
+                       meter(schema, prep.facts.column_keys)))
+    curve = []
+    for table_t, column_t in pairs:
+        chooser = retriever.with_config(table_threshold=table_t, column_threshold=column_t)
+        stats = MethodStats()
+        for it, prep, ev, full in scored:
+            sel = chooser._choose(prep, it.question, ev)
+            cols = sel.column_keys()
+            stats.add(it.gold, cols, set(sel.tables), meter(prep.schema, cols), full, 0.0)
+        summary = stats.summary()
+        curve.append({"table_threshold": table_t, "column_threshold": column_t,
+                      **{k: summary[k] for k in ("perfect_recall_rate", "column_recall", "table_recall",
+                                                 "mean_selected_columns", "token_ratio", "token_ratio_per_question")}})
+    return curve
+
+
+def format_sweep(curve: list[dict[str, float]]) -> str:
+    lines = ["kgsql threshold sweep:", f"{'table_thr':>10}{'column_thr':>11}{'perfect':>9}{'col_rec':>9}{'n_cols':>8}"
+             f"{'ratio':>8}{'ratio_q':>9}"]
+    for r in curve:
+        lines.append(f"{r['table_threshold']:>10}{r['column_threshold']:>11}{r['perfect_recall_rate']:>9}"
+                     f"{r['column_recall']:>9}{r['mean_selected_columns']:>8}{r['token_ratio']:>8}"
+                     f"{r['token_ratio_per_question']:>9}")
+    return "\n".join(lines)
+
+
 def format_table(results: dict[str, dict[str, float]]) -> str:
     cols = ["column_recall", "perfect_recall_rate", "table_recall", "mean_selected_columns", "mean_tokens",
             "token_ratio", "token_ratio_per_question", "ms_p50", "ms_p95", "index_s"]
@@ -361,6 +422,7 @@ def main(args: argparse.Namespace) -> int:
           f"{len(bench.unresolved)} unresolved, {len(bench.schemas)} databases ({time.perf_counter() - t0:.1f}s)")
     for qid, db, problems in bench.unresolved[:10]:
         print(f"  unresolved {qid} ({db}): {'; '.join(problems)[:160]}")
+    pairs = parse_sweep(args.sweep) if args.sweep else None  # bad input fails before the long run
     changes = {k: v for k, v in (("table_threshold", args.table_threshold),
                                  ("column_threshold", args.column_threshold)) if v is not None}
     detail_fh = open(args.details, "w", encoding="utf-8") if args.details else None
@@ -374,11 +436,18 @@ def main(args: argparse.Namespace) -> int:
             detail_fh.close()
     print(format_table(results))
     print(format_misses(results["kgsql"]["misses"], len(bench.items)))
+    curve = None
+    if pairs:
+        curve = threshold_sweep(bench, pairs, encoder=args.encoder, cache_dir=cache_dir,
+                                use_values=not args.no_values)
+        print(format_sweep(curve))
     print("bm25/dense: cut per question at kgsql's token count; *_top10: fixed k=10. "
           "Tokens: MiniLM WordPiece of CREATE TABLE text; ratio = mean tokens / mean full-schema tokens, "
           "ratio_q = mean of per-question ratios.")
     if args.json_out:
-        out = dict(results)
+        out: dict[str, Any] = dict(results)
+        if curve is not None:
+            out["kgsql_sweep"] = curve
         out["meta"] = {"dataset": args.dataset, "split": args.split, "questions": len(bench.items),
                        "unresolved": len(bench.unresolved), "encoder": args.encoder, "thresholds": changes,
                        "column_meanings": args.column_meanings, "with_evidence": args.with_evidence}

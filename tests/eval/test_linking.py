@@ -151,3 +151,29 @@ def test_linking_with_evidence_appends_it_to_the_question(tmp_path: Path) -> Non
     res = json.loads(out.read_text())
     assert res["meta"]["with_evidence"] is True and res["meta"]["questions"] == 1
     assert res["kgsql"]["perfect_recall_rate"] == 1.0  # a one-table schema: income is named by the evidence
+
+
+def test_threshold_sweep_traces_recall_against_tokens(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from kgsql.eval.__main__ import main
+
+    _tiny_spider(tmp_path / "spider")
+    out = tmp_path / "res.json"
+    assert main(["linking", "--dataset", "spider", "--data-dir", str(tmp_path / "spider"), "--json", str(out),
+                 "--cache-dir", str(tmp_path / "cache"), "--sweep", "0.9:0.9,0.0:0.0"]) == 0
+    curve = json.loads(out.read_text())["kgsql_sweep"]
+    assert [(c["table_threshold"], c["column_threshold"]) for c in curve] == [(0.9, 0.9), (0.0, 0.0)]
+    strict, everything = curve
+    # thresholds of 0 keep every column: the whole schema, perfect recall
+    assert everything["perfect_recall_rate"] == 1.0 and everything["token_ratio"] == 1.0
+    assert strict["token_ratio"] <= everything["token_ratio"]
+    assert strict["mean_selected_columns"] <= everything["mean_selected_columns"]
+    assert "kgsql threshold sweep:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad", ["0.1", "a:b", "0.1:2"])
+def test_bad_sweep_is_refused_before_any_work(tmp_path: Path, bad: str) -> None:
+    from kgsql.errors import InputError
+    from kgsql.eval.linking import parse_sweep
+
+    with pytest.raises(InputError, match="--sweep"):
+        parse_sweep(bad)
