@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 . .venv/bin/activate
 # A private graph folder: a CI run stopping the default embedded server must not stop this run.
 export KGSQL_GRAPH_DIR=${KGSQL_GRAPH_DIR:-$HOME/.cache/kgsql/graph-eval}
-SPIDER_N=${SPIDER_N:-20}
+SPIDER_N=${SPIDER_N:-30}
 SPATIAL_N=${SPATIAL_N:-10}
 timeout 14400 nice -n 5 python -m kgsql.eval run --dataset spider --data-dir /work/shared/data/spider \
     --method dail-sql,kgsql --limit "$SPIDER_N" --seed 0 --model qwen2.5-coder-1.5b \
