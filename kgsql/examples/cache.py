@@ -16,17 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from kgsql.paths import cache_root
+
 
 def cache_dir() -> Path:
-    root = os.environ.get("KGSQL_CACHE_DIR")
-    if root:
-        return Path(root) / "examples"
-    try:
-        from platformdirs import user_cache_dir
-
-        return Path(user_cache_dir("kgsql")) / "examples"
-    except ImportError:  # pragma: no cover
-        return Path.home() / ".cache" / "kgsql" / "examples"
+    return cache_root() / "examples"
 
 
 def cache_file(*parts: str, suffix: str) -> Path:

@@ -8,16 +8,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-try:  # platformdirs is a declared dependency; the fallback keeps pull/serve usable without it
-    import platformdirs
-except ImportError:  # pragma: no cover
-    platformdirs = None  # type: ignore[assignment]
+from kgsql.paths import ENV_CACHE_DIR, cache_root
 
 ENV_BASE_URL = "KGSQL_LLM_BASE_URL"
 ENV_MODEL = "KGSQL_LLM_MODEL"
 ENV_API_KEY = "KGSQL_LLM_API_KEY"
 ENV_OPENAI_API_KEY = "OPENAI_API_KEY"
-ENV_CACHE_DIR = "KGSQL_CACHE_DIR"
 ENV_MODELS_DIR = "KGSQL_MODELS_DIR"
 ENV_LOCAL_MODEL = "KGSQL_LOCAL_MODEL"
 ENV_LLM_CACHE = "KGSQL_LLM_CACHE"  # "0"/"off" disables the response cache
@@ -27,13 +23,7 @@ DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b"
 
 def cache_dir() -> Path:
     """Root of kgsql's cache: ``$KGSQL_CACHE_DIR`` or the per-user cache dir (~/.cache/kgsql)."""
-    env = os.environ.get(ENV_CACHE_DIR)
-    if env:
-        return Path(env).expanduser()
-    if platformdirs is not None:
-        return Path(platformdirs.user_cache_dir("kgsql"))
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")  # pragma: no cover
-    return Path(xdg) / "kgsql"  # pragma: no cover
+    return cache_root()
 
 
 def models_dir() -> Path:

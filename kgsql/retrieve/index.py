@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kgsql.paths import cache_root
 from kgsql.retrieve.documents import Document
 from kgsql.retrieve.encoder import Encoder
 
@@ -31,15 +32,7 @@ INDEX_FORMAT = 1
 
 def default_cache_dir() -> Path:
     """``$KGSQL_CACHE_DIR/retrieve`` or the platform's user cache dir."""
-    root = os.environ.get("KGSQL_CACHE_DIR")
-    if root:
-        return Path(root) / "retrieve"
-    try:
-        from platformdirs import user_cache_dir
-
-        return Path(user_cache_dir("kgsql")) / "retrieve"
-    except ImportError:  # pragma: no cover
-        return Path.home() / ".cache" / "kgsql" / "retrieve"
+    return cache_root() / "retrieve"
 
 
 def documents_key(encoder_name: str, docs: list[Document]) -> str:
