@@ -232,6 +232,13 @@ class MethodStats:
         self.full_tokens.append(full_tokens)
         self.ms.append(ms)
 
+    def merge(self, other: "MethodStats") -> None:
+        """Add ``other``'s questions to these (index time is not per question: not added)."""
+        for name in ("recall", "perfect", "table_recall", "n_columns", "tokens", "ratio", "full_tokens", "ms"):
+            getattr(self, name).extend(getattr(other, name))
+        for kind, count in other.misses.items():
+            self.misses[kind] += count
+
     def summary(self) -> dict[str, float]:
         def mean(x: list[Any]) -> float:
             return float(np.mean(x)) if x else float("nan")
@@ -253,10 +260,10 @@ class MethodStats:
         }
 
 
-#: How a question missed (counted per question; a question can be in both ``table`` kinds' parents):
-#: ``whole_table`` a gold table was not selected, ``column_of_selected_table`` only columns of selected
-#: tables were missed, ``value_only`` every missed column is compared with a text literal in the gold SQL
-#: (the question names it only through a value, which a value index over the database file can find).
+#: How a question missed, counted per question: either ``whole_table`` (a gold table was not selected)
+#: or ``column_of_selected_table`` (only columns of selected tables were missed); in addition
+#: ``value_only`` when every missed column is compared with a text literal in the gold SQL (the question
+#: names it only through a value, which a value index over the database file can find).
 MISS_KINDS = ("whole_table", "column_of_selected_table", "value_only")
 
 
@@ -265,10 +272,9 @@ def miss_kinds(gold: GoldSchema, columns: set[tuple[str, str]], tables: set[str]
     missed_tables = gold.tables - tables
     missed = gold.columns - columns
     kinds = ["whole_table" if missed_tables else "column_of_selected_table"]
-    literal_tables = {t for t, _c in gold.literal_columns}
-    if missed <= gold.literal_columns and missed_tables <= literal_tables | {t for t, _c in missed}:
-        if missed:
-            kinds.append("value_only")
+    reachable_tables = {t for t, _c in gold.literal_columns} | {t for t, _c in missed}
+    if missed and missed <= gold.literal_columns and missed_tables <= reachable_tables:
+        kinds.append("value_only")
     return kinds
 
 
@@ -351,25 +357,16 @@ def threshold_sweep(bench: Bench, pairs: list[tuple[float, float]], *, encoder: 
     Retrieval evidence (encoding, MaxSim, values, probabilities) is computed once per question;
     only the selection step runs per pair, so a curve costs little more than one run.
     """
+    from kgsql.retrieve.calibrate import collect, selection_stats
     from kgsql.retrieve.retriever import SchemaRetriever
 
     retriever = SchemaRetriever(encoder, cache_dir=cache_dir)
     meter = TokenMeter()
-    scored = []
-    for it in bench.items:
-        schema = bench.schemas[it.db_id]
-        prep = retriever.prepare(schema, db_path=bench.db_paths.get(it.db_id) if use_values else None)
-        scored.append((it, prep, retriever.evidence(schema, it.question, prepared=prep),
-                       meter(schema, prep.facts.column_keys)))
+    scored = [(row, row.evidence) for row in collect(bench, bench.items, retriever, use_values=use_values)]
     curve = []
     for table_t, column_t in pairs:
         chooser = retriever.with_config(table_threshold=table_t, column_threshold=column_t)
-        stats = MethodStats()
-        for it, prep, ev, full in scored:
-            sel = chooser._choose(prep, it.question, ev)
-            cols = sel.column_keys()
-            stats.add(it.gold, cols, set(sel.tables), meter(prep.schema, cols), full, 0.0)
-        summary = stats.summary()
+        summary = selection_stats(chooser, scored, meter).summary()
         curve.append({"table_threshold": table_t, "column_threshold": column_t,
                       **{k: summary[k] for k in ("perfect_recall_rate", "column_recall", "table_recall",
                                                  "mean_selected_columns", "token_ratio", "token_ratio_per_question")}})

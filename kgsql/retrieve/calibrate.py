@@ -60,12 +60,12 @@ def uncalibrated_retriever(cache_dir: Path | None) -> SchemaRetriever:
     return SchemaRetriever("minilm", calibration=base, cache_dir=cache_dir)
 
 
-def collect(bench: Any, items: Sequence[Any], retriever: SchemaRetriever) -> list[Row]:
+def collect(bench: Any, items: Sequence[Any], retriever: SchemaRetriever, *, use_values: bool = True) -> list[Row]:
     """Evidence and gold labels per question (the expensive part: encoding + MaxSim)."""
     rows, t0 = [], time.perf_counter()
     for i, it in enumerate(items):
         schema = bench.schemas[it.db_id]
-        prep = retriever.prepare(schema, db_path=bench.db_paths.get(it.db_id))
+        prep = retriever.prepare(schema, db_path=bench.db_paths.get(it.db_id) if use_values else None)
         ev = retriever.evidence(schema, it.question, prepared=prep)
         y = np.array([k in it.gold.columns for k in prep.facts.column_keys], dtype=np.float64)
         yt = np.array([t in it.gold.tables for t in prep.facts.table_names], dtype=np.float64)
@@ -93,31 +93,31 @@ def _with_models(rows: Sequence[Row], cm: LogisticModel, tm: LogisticModel) -> l
     return out
 
 
-def selection_stats(retriever: SchemaRetriever, scored: Sequence[tuple[Row, Evidence]],
-                    meter: Any) -> tuple[list[bool], list[int], list[int]]:
-    """Per question: perfect recall?, selected tokens, full-schema tokens."""
-    perfect, selected, full = [], [], []
+def selection_stats(retriever: SchemaRetriever, scored: Sequence[tuple[Row, Evidence]], meter: Any) -> Any:
+    """The benchmark's ``MethodStats`` of ``retriever``'s thresholds on ``scored`` questions."""
+    from kgsql.eval.linking import MethodStats
+
+    stats = MethodStats()
     for r, ev in scored:
         sel = retriever._choose(r.prep, r.item.question, ev)
         cols = sel.column_keys()
-        perfect.append(r.item.gold.columns <= cols and r.item.gold.tables <= set(sel.tables))
-        selected.append(meter(r.prep.schema, cols))
-        full.append(meter(r.prep.schema, r.prep.facts.column_keys))
-    return perfect, selected, full
+        stats.add(r.item.gold, cols, set(sel.tables), meter(r.prep.schema, cols),
+                  meter(r.prep.schema, r.prep.facts.column_keys), 0.0)
+    return stats
 
 
-def token_ratio(selected: Sequence[int], full: Sequence[int], *, pooled: bool) -> float:
+def token_ratio(stats: Any, *, pooled: bool) -> float:
     """Total selected / total full tokens (``pooled``), else the mean of per-question ratios."""
     if pooled:
-        return sum(selected) / max(1, sum(full))
-    return float(np.mean([s / f if f else 1.0 for s, f in zip(selected, full)]))
+        return sum(stats.tokens) / max(1, sum(stats.full_tokens))
+    return float(np.mean(stats.ratio))
 
 
 def score_selection(retriever: SchemaRetriever, scored: Sequence[tuple[Row, Evidence]], meter: Any,
                     *, pooled: bool) -> tuple[float, float]:
     """(perfect-recall rate, token ratio) of ``retriever``'s thresholds on ``scored`` questions."""
-    perfect, selected, full = selection_stats(retriever, scored, meter)
-    return float(np.mean(perfect)), token_ratio(selected, full, pooled=pooled)
+    stats = selection_stats(retriever, scored, meter)
+    return float(np.mean(stats.perfect)), token_ratio(stats, pooled=pooled)
 
 
 def choose_thresholds(retriever: SchemaRetriever, scored: Sequence[tuple[Row, Evidence]], budget: float,
@@ -139,10 +139,10 @@ def choose_thresholds(retriever: SchemaRetriever, scored: Sequence[tuple[Row, Ev
 def leave_one_database_out(rows: Sequence[Row], retriever: SchemaRetriever, budget: float, meter: Any,
                            *, pooled: bool, threshold_sample: int = 3) -> dict[str, Any]:
     """Held-out results per database, each calibrated on the other databases only."""
+    from kgsql.eval.linking import MethodStats
+
     per_db: dict[str, Any] = {}
-    perfect_all: list[bool] = []
-    selected_all: list[int] = []
-    full_all: list[int] = []
+    overall = MethodStats()
     for db in sorted({r.item.db_id for r in rows}):
         train = [r for r in rows if r.item.db_id != db]
         test = [r for r in rows if r.item.db_id == db]
@@ -151,20 +151,18 @@ def leave_one_database_out(rows: Sequence[Row], retriever: SchemaRetriever, budg
                                    pooled=pooled)
         config = chosen[2] if chosen else retriever.config
         r = retriever.with_config(table_threshold=config.table_threshold, column_threshold=config.column_threshold)
-        perfect, selected, full = selection_stats(r, _with_models(test, cm, tm), meter)
-        perfect_all += perfect
-        selected_all += selected
-        full_all += full
-        pr, ra = float(np.mean(perfect)), token_ratio(selected, full, pooled=True)
+        stats = selection_stats(r, _with_models(test, cm, tm), meter)
+        overall.merge(stats)
+        pr, ra = float(np.mean(stats.perfect)), token_ratio(stats, pooled=True)
         per_db[db] = {"questions": len(test), "table_threshold": config.table_threshold,
                       "column_threshold": config.column_threshold, "perfect_recall_rate": round(pr, 4),
                       "token_ratio": round(ra, 4)}
         print(f"  {db:<28} n={len(test):>4} thresholds=({config.table_threshold}, {config.column_threshold}) "
               f"held-out perfect {pr:.3f} ratio {ra:.3f}", flush=True)
-    return {"per_database": per_db, "questions": len(perfect_all),
-            "perfect_recall_rate": round(float(np.mean(perfect_all)), 4),
-            "token_ratio": round(token_ratio(selected_all, full_all, pooled=True), 4),
-            "token_ratio_per_question": round(token_ratio(selected_all, full_all, pooled=False), 4),
+    return {"per_database": per_db, "questions": len(overall.perfect),
+            "perfect_recall_rate": round(float(np.mean(overall.perfect)), 4),
+            "token_ratio": round(token_ratio(overall, pooled=True), 4),
+            "token_ratio_per_question": round(token_ratio(overall, pooled=False), 4),
             "budget": budget,
             "budget_measure": "pooled" if pooled else "per-question mean"}
 

@@ -177,3 +177,17 @@ def test_bad_sweep_is_refused_before_any_work(tmp_path: Path, bad: str) -> None:
 
     with pytest.raises(InputError, match="--sweep"):
         parse_sweep(bad)
+
+
+def test_method_stats_merge_equals_adding_every_question_to_one() -> None:
+    from kgsql.eval.linking import MethodStats
+
+    g = gold_schema("SELECT name FROM singer WHERE country = 'France'", SCHEMA)
+    picks = [({("singer", "Name"), ("singer", "Country")}, 30), ({("singer", "Name")}, 20), (set(), 5)]
+    one, a, b = MethodStats(), MethodStats(), MethodStats()
+    for i, (cols, tokens) in enumerate(picks):
+        one.add(g, cols, {t for t, _ in cols}, tokens, 40, 1.0)
+        (a if i < 2 else b).add(g, cols, {t for t, _ in cols}, tokens, 40, 1.0)
+    a.merge(b)
+    assert a.summary() == one.summary()
+    assert a.misses == {"whole_table": 1, "column_of_selected_table": 1, "value_only": 1}
