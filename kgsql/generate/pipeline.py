@@ -430,7 +430,8 @@ class Text2SQL:
     def _generate_and_correct(self, question: str, schema: DatabaseSchema, generator: Any, prompt: Any,
                               answer: Answer, trace: Trace) -> None:
         """Generate, run, and regenerate with schema tips; ``generator.generate(prompt, question,
-        trace, tips=...)`` returns (raw text, prompt suffix)."""
+        trace, tips=...)`` returns (raw text, prompt suffix); ``generator.stepwise`` says whether the
+        answer is the last query of the output."""
         from kgsql.generate.extract import extract_sql
         from kgsql.generate.tips import Tip, render_tips
 
@@ -446,7 +447,7 @@ class Text2SQL:
             raw, suffix = generator.generate(prompt, question, trace, tips=tips_text)
             answer.rounds = round_no
             try:
-                sql = extract_sql(raw, prompt_suffix=suffix, last=getattr(generator, "stepwise", False))
+                sql = extract_sql(raw, prompt_suffix=suffix, last=generator.stepwise)
             except KgsqlError as exc:
                 sql, result, error = "", None, str(exc)
                 new = [Tip("no_sql", "Answer with one SQL query only, in a ```sql block.")]

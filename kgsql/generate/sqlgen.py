@@ -49,8 +49,11 @@ class SQLGenerator:
         self.least_to_most = least_to_most
         self.max_tokens = max_tokens
         self.subquestions: list[str] = []
-        # Solving sub-questions in order writes one query per step; the answer is the last.
-        self.stepwise = least_to_most
+
+    @property
+    def stepwise(self) -> bool:
+        """Solving sub-questions in order writes one query per step; the answer is the last."""
+        return self.least_to_most
 
     def decompose(self, prompt: SQLPrompt, question: str, trace: Trace) -> list[str]:
         """Least-to-most stage one: sub-questions, the question itself last."""
@@ -80,12 +83,14 @@ class SQLGenerator:
 class FormattedSQLGenerator:
     """One call per candidate: schema, examples and question arranged by a question format."""
 
+    #: Chain-of-thought formats end with "So the final answer is:", which extraction finds anyway.
+    stepwise = False
+
     def __init__(self, lm: LM, question_format: str, *, max_tokens: int = 512, step: str = "sql"):
         self.lm = lm
         self.question_format = question_format
         self.max_tokens = max_tokens
         self.step = step
-        self.stepwise = False  # chain-of-thought formats end with "So the final answer is:", found anyway
 
     def generate(self, prompt: PromptParts, question: str, trace: Trace, *, tips: str = "") -> tuple[str, str]:
         """(raw model text, the text the prompt ended with), like ``SQLGenerator.generate``."""
