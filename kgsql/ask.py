@@ -10,25 +10,28 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import fields
 from typing import Any
 
+from kgsql.cli_types import OneLineParser, positive_float, positive_int
 from kgsql.errors import KgsqlError
 from kgsql.secrets import redact
 
 ABLATIONS = {
-    "--no-kg-schema": ("kg_schema", "plain CREATE TABLE of the whole database instead of the KG-based schema"),
-    "--no-selection": ("selection", "no knowledge selection (the whole database in the KG-based schema)"),
-    "--no-evidence": ("evidence", "no generated evidence"),
-    "--no-tips": ("tips", "no schema-tips self-correction"),
-    "--no-sdbms": ("sdbms", "no SpatiaLite knowledge"),
-    "--no-geo": ("geo", "no geographic table descriptions"),
-    "--no-least-to-most": ("least_to_most", "direct SQL instead of least-to-most"),
+    "--no-kg-schema": (("kg_schema",), "plain CREATE TABLE of the whole database instead of the KG-based schema"),
+    "--no-selection": (("selection",), "no knowledge selection (the whole database in the KG-based schema)"),
+    "--no-evidence": (("evidence",), "no generated evidence"),
+    "--no-tips": (("tips",), "no self-correction (one generation, no checks)"),
+    "--no-sdbms": (("sdbms",), "no SpatiaLite knowledge"),
+    "--no-geo": (("geo",), "no geographic table descriptions"),
+    "--no-least-to-most": (("least_to_most",), "direct SQL instead of least-to-most (kgsql-classic)"),
+    "--no-hints": (("value_hints", "join_hints"), "no graph-derived hints (kgsql)"),
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m kgsql.ask", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = OneLineParser(prog="python -m kgsql.ask", description=__doc__,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("question")
     p.add_argument("--db", required=True, help="database name in the graph")
     p.add_argument("--method", default="kgsql",
@@ -38,23 +41,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--user-evidence", choices=["add", "replace", "ignore"], default="add",
                    help="how user evidence combines with generated evidence")
     p.add_argument("--graph", help="Bolt URI (default: embedded)")
-    p.add_argument("--max-rounds", type=int, default=5, help="generations at most (self-correction)")
-    p.add_argument("--timeout", type=float, default=30.0, help="SQL execution timeout, seconds")
-    p.add_argument("--max-rows", type=int, default=1000)
+    p.add_argument("--max-rounds", type=positive_int, default=None, help="generations at most (self-correction)")
+    p.add_argument("--timeout", type=positive_float, default=30.0, help="SQL execution timeout, seconds")
+    p.add_argument("--max-rows", type=positive_int, default=1000, help="result rows kept at most")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="set a method option, e.g. --set shots=3 (repeatable; docs/methods.md lists them)")
     p.add_argument("--json", action="store_true", help="print the whole answer as JSON")
     p.add_argument("--trace", action="store_true", help="also print every prompt and response")
-    for flag, (_field, help_text) in ABLATIONS.items():
+    for flag, (_fields, help_text) in ABLATIONS.items():
         p.add_argument(flag, action="store_true", help=help_text)
     return p
 
 
-def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
-    """MethodOptions fields set on the command line (ablation flags and limits)."""
-    overrides: dict[str, Any] = {"max_rounds": args.max_rounds, "timeout_s": args.timeout,
-                                 "max_rows": args.max_rows, "user_evidence": args.user_evidence}
-    for flag, (field, _help) in ABLATIONS.items():
+def overrides_from(args: argparse.Namespace, known: set[str] | None = None) -> dict[str, Any]:
+    """Method option fields set on the command line (ablation flags, limits, ``--set``).
+
+    ``known``: the method's option names; a flag for an option the method lacks is an error,
+    limits it lacks are left out."""
+    from kgsql.errors import InputError
+    from kgsql.eval.method import parse_sets
+
+    overrides: dict[str, Any] = {"timeout_s": args.timeout, "max_rows": args.max_rows,
+                                 "user_evidence": args.user_evidence}
+    if args.max_rounds is not None:
+        overrides["max_rounds"] = args.max_rounds
+    if known is not None:
+        overrides = {k: v for k, v in overrides.items() if k in known}
+    for flag, (names, _help) in ABLATIONS.items():
         if getattr(args, flag.lstrip("-").replace("-", "_")):
-            overrides[field] = False
+            if known is not None and not set(names) <= known:
+                raise InputError(f"{flag}: method '{args.method}' has no such component")
+            overrides.update({f: False for f in names})
+    overrides.update(parse_sets(args.sets))
     return overrides
 
 
@@ -77,13 +95,16 @@ def main(argv: list[str] | None = None) -> int:
         from kgsql.generate.pipeline import check_question
         from kgsql.graph.schema_graph import SchemaGraph
         from kgsql.llm.factory import default_lm
+        from kgsql.llm.openai_lm import check_endpoint
         from kgsql.methods import build, get_method
 
         check_question(args.question)
-        get_method(args.method)  # unknown method: fail before starting anything
+        spec = get_method(args.method)  # unknown method: fail before starting anything
+        overrides = overrides_from(args, {f.name for f in fields(spec.options)})
+        check_endpoint()  # KGSQL_LLM_BASE_URL malformed or down: fail now, before graph and retrieval work
         with SchemaGraph.open(args.graph) as graph:
             graph.database_info(args.db)  # unknown database: fail before starting a model
-            t2s = build(args.method, graph, default_lm(), **overrides_from(args))
+            t2s = build(args.method, graph, default_lm(), **overrides)
             answer = t2s.ask(args.question, db=args.db, evidence=args.evidence)
     except KgsqlError as exc:
         print(f"kgsql.ask: error: {redact(str(exc))}", file=sys.stderr)

@@ -3,7 +3,8 @@
 Ingests ``examples/geo/geo.sqlite`` into the schema graph (the embedded server
 unless ``KGSQL_GRAPH_URI`` is set), prints what the graph now knows, a join
 path found by the graph, writes a picture of the schema graph, and answers
-example questions end to end with the full kgsql method: the LLM at
+example questions end to end with kgsql's default method (``kgsql.methods``: one
+call over the graph's schema, values and hints, corrected by execution): the LLM at
 ``KGSQL_LLM_BASE_URL`` if set, else the local model (``KGSQL_LOCAL_MODEL``;
 the demo defaults to the 0.5B model so it finishes in minutes on 2 cores).
 """
@@ -49,13 +50,13 @@ def answer_questions(graph, db: str, questions: list[str]) -> None:  # type: ign
     import time
 
     from kgsql.ask import format_table
-    from kgsql.generate.pipeline import Text2SQL
     from kgsql.llm.factory import default_lm
+    from kgsql.methods import build
 
     os.environ.setdefault("KGSQL_LOCAL_MODEL", DEMO_MODEL)
     where = os.environ.get("KGSQL_LLM_BASE_URL") or f"local model {os.environ['KGSQL_LOCAL_MODEL']}"
-    print(f"\nAnswering {len(questions)} question(s) with {where} (full kgsql method)...")
-    t2s = Text2SQL(graph, default_lm())
+    print(f"\nAnswering {len(questions)} question(s) with {where} (kgsql's default method)...")
+    t2s = build("kgsql", graph, default_lm())
     for question in questions:
         t0 = time.perf_counter()
         answer = t2s.ask(question, db=db)

@@ -17,10 +17,19 @@ the switches that tell them apart. Registered:
 * ``sspa``      DAIL-SQL + SDBMS knowledge (SSpa's fixed function list) +
   geographic descriptions + SSpa's three schema tips (up to 5 generations)
 * ``sspa-sdbms``, ``sspa-geo``, ``sspa-tips``: SSpa without that one component
-* ``kgsql``     knowledge selection, unified KG schema, evidence, least-to-most,
-  schema tips, masked-similarity examples (when a pool is given)
-* ``kgsql-<part>``: kgsql without that one part (``kg-schema``, ``selection``,
-  ``evidence``, ``tips``, ``sdbms``, ``geo``, ``least-to-most``, ``examples``)
+* ``kgsql``     the default: one call over the graph's knowledge, composed from
+  stages (``kgsql.stages``): the whole database's schema first (read once per
+  database by a prefix-caching server) with value comments on low-cardinality
+  text columns, SpatiaLite notes, 5 masked-similarity examples, graph-derived
+  hints (values the question names, join conditions), then the question;
+  a correction loop that repairs misplaced columns through the FK graph,
+  never reruns a query, and votes sampled candidates by their result when
+  nothing returned rows
+* ``kgsql-<part>``: kgsql without that one part (``value-hints``,
+  ``join-hints``, ``hints``, ``values``, ``examples``, ``correction``, ``repair``, ``vote``,
+  ``cache-layout``, ``whole-schema``, ``sdbms``, ``geo``)
+* ``kgsql-classic``  the first kgsql pipeline: knowledge selection, unified KG
+  schema, three LLM evidence steps, least-to-most, schema tips
 
 ``register_method(MethodSpec(...))`` adds one; ``build(name, ..., shots=3)``
 overrides options for a sweep (K in {0, 1, 3, 5}).
@@ -32,6 +41,7 @@ from typing import Any
 
 from kgsql.errors import UnknownNameError
 from kgsql.generate.pipeline import MethodOptions, Text2SQL
+from kgsql.stages.method import OneCallOptions, StagedMethod
 
 __all__ = ["MethodSpec", "register_method", "get_method", "available_methods", "build", "SSPA_FUNCTIONS"]
 
@@ -46,7 +56,7 @@ class MethodSpec:
     """A named method: pipeline options plus a one-line description."""
 
     name: str
-    options: MethodOptions
+    options: MethodOptions | OneCallOptions  # OneCallOptions: a staged method (kgsql.stages)
     description: str = ""
 
     @property
@@ -104,16 +114,19 @@ def get_method(name: str) -> MethodSpec:
 
 
 def build(name: str, graph: Any, lm: Any, pool: Any = None, *, retriever: Any = None, encoder: Any = None,
-          **overrides: Any) -> Text2SQL:
+          **overrides: Any) -> Text2SQL | StagedMethod:
     """A ``Text2SQL`` running method ``name``; ``overrides`` replace option fields (e.g. ``shots=1``).
 
     A method that uses examples runs zero-shot when ``pool`` is None."""
     spec = get_method(name)
-    known = {f.name for f in fields(MethodOptions)}
+    known = {f.name for f in fields(spec.options)}
     unknown = sorted(set(overrides) - known)
     if unknown:
-        raise UnknownNameError(f"unknown method option(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        raise UnknownNameError(f"unknown option(s) {', '.join(unknown)} for method '{name}' "
+                               f"(known: {', '.join(sorted(known))})")
     options = replace(spec.options, **overrides) if overrides else spec.options
+    if isinstance(options, OneCallOptions):
+        return StagedMethod.one_call(graph, lm, options, pool=pool, retriever=retriever, encoder=encoder)
     return Text2SQL(graph, lm, retriever=retriever, options=options, pool=pool, encoder=encoder)
 
 
@@ -129,17 +142,25 @@ for _part, _off in (("sdbms", dict(sdbms=False)), ("geo", dict(geo=False)), ("ti
     register_method(MethodSpec(f"sspa-{_part}", _options(DAIL_PROMPT, MASKED_EXAMPLES, SSPA_PARTS, _off),
                                f"SSpa without its {_part} component"))
 
-register_method(MethodSpec("kgsql", _options(KGSQL_EXAMPLES),
-                           "kgsql: selection, unified KG schema, evidence, least-to-most, tips, examples"))
-_KGSQL_ABLATIONS: dict[str, dict[str, Any]] = {
-    "kg-schema": dict(kg_schema=False),
-    "selection": dict(selection=False),
-    "evidence": dict(evidence=False),
-    "tips": dict(tips=False),
+register_method(MethodSpec("kgsql", OneCallOptions(),
+                           "kgsql: one call over the graph's schema, values, examples and hints; corrected by execution"))
+#: kgsql without one part: the options that remove it.
+KGSQL_ABLATIONS: dict[str, dict[str, Any]] = {
+    "value-hints": dict(value_hints=False),
+    "join-hints": dict(join_hints=False),
+    "hints": dict(value_hints=False, join_hints=False),
+    "values": dict(schema_style="code"),
+    "examples": dict(shots=0),
+    "correction": dict(tips=False),
+    "repair": dict(join_repair=False),
+    "vote": dict(samples=0),
+    "cache-layout": dict(layout="dail"),
+    "whole-schema": dict(scope="selected"),
     "sdbms": dict(sdbms=False),
     "geo": dict(geo=False),
-    "least-to-most": dict(least_to_most=False),
-    "examples": dict(shots=0),
 }
-for _part, _off in _KGSQL_ABLATIONS.items():
-    register_method(MethodSpec(f"kgsql-{_part}", _options(KGSQL_EXAMPLES, _off), f"kgsql without {_part}"))
+for _part, _off in KGSQL_ABLATIONS.items():
+    register_method(MethodSpec(f"kgsql-{_part}", OneCallOptions(**_off), f"kgsql without {_part}"))
+
+register_method(MethodSpec("kgsql-classic", _options(KGSQL_EXAMPLES),
+                           "the first kgsql pipeline: selection, unified KG schema, LLM evidence, least-to-most, tips"))

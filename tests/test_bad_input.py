@@ -1,9 +1,11 @@
 """Bad input through the CLIs: one clear line on stderr naming the problem, non-zero exit.
 
 The classes covered elsewhere (missing file, folder without databases,
-non-SQLite, corrupt file, unreachable graph, wrong credentials: tests/ingest/
-test_cli.py; LLM faults: tests/llm/test_llm_faults.py; hostile SQL:
-tests/db/) are not repeated here.
+non-SQLite, corrupt file, unreachable graph, wrong credentials, corrupt file
+in a folder, verify of a missing path: tests/ingest/test_cli.py; LLM faults
+and malformed endpoint URLs: tests/llm/; hostile SQL: tests/db/) are not
+repeated here. Every numeric option of every CLI is refused while parsing,
+before any work (``BAD_OPTIONS``).
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -74,7 +77,7 @@ def test_ask_with_llm_endpoint_down(cli_env, schema_graph, example_db):
         port = s.getsockname()[1]
     env = {**cli_env, "KGSQL_LLM_BASE_URL": f"http://127.0.0.1:{port}/v1", "KGSQL_LLM_MODEL": "any",
            "KGSQL_LLM_API_KEY": "sk-secret-test-key-123", "KGSQL_LLM_CACHE": "0"}
-    line = one_line(run("kgsql.ask", ["--db", "geo", "--no-selection", "--no-evidence", "Which river is longest?"], env))
+    line = one_line(run("kgsql.ask", ["--db", "geo", "--no-evidence", "Which river is longest?"], env))
     assert f"127.0.0.1:{port}" in line and "sk-secret-test-key-123" not in line
 
 
@@ -87,3 +90,127 @@ def test_eval_score_missing_predictions_file(cli_env, tmp_path):
 def test_ask_unknown_method(cli_env):
     line = one_line(run("kgsql.ask", ["--db", "geo", "--method", "dail-sq", "How many?"], cli_env))
     assert "unknown method 'dail-sq'" in line and "did you mean 'dail-sql'" in line
+
+
+# ---------------------------------------------------------------- options refused before any work
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+ASK = ["--db", "geo", "How many rivers?"]
+SCORE = ["score", "--dataset", "spider", "--data-dir", "{tmp}", "--predictions", "{tmp}/pred.sql"]
+RUN = ["run", "--dataset", "spider", "--data-dir", "{tmp}"]
+LINKING = ["linking", "--dataset", "spider", "--data-dir", "{tmp}"]
+SERVE = ["serve", "--model", "qwen2.5-coder-0.5b"]
+
+
+def cases(module: str, base: list[str], option: str, *values: str) -> list[tuple[str, list[str], str]]:
+    return [(module, [*base, option, value], option) for value in values]
+
+
+#: (module, arguments, what the error must name): each value is refused while parsing.
+BAD_OPTIONS = [
+    *cases("kgsql.ask", ASK, "--timeout", "0", "-3", "nan"),
+    *cases("kgsql.ask", ASK, "--max-rows", "-1", "0"),
+    *cases("kgsql.ask", ASK, "--max-rounds", "0", "two"),
+    *cases("kgsql.ingest", ["{db}"], "--sample-rows", "-5", "0", "1e3"),
+    *cases("kgsql.llm", SERVE, "--port", "70000", "-1"),
+    *cases("kgsql.llm", SERVE, "--ctx", "0"),
+    *cases("kgsql.llm", SERVE, "--parallel", "0"),
+    *cases("kgsql.eval", SCORE, "--timeout", "0"),
+    *cases("kgsql.eval", SCORE, "--limit", "-1"),
+    *cases("kgsql.eval", SCORE, "--soft-f1-digits", "-2"),
+    *cases("kgsql.eval", RUN, "--limit", "0"),
+    *cases("kgsql.eval", RUN, "--timeout", "-5"),
+    *cases("kgsql.eval", RUN, "--concurrency", "0"),
+    *cases("kgsql.eval", RUN, "--n-ctx", "-8192"),
+    *cases("kgsql.eval", RUN, "--seed", "-1"),
+    *cases("kgsql.eval", LINKING, "--limit", "0"),
+    *cases("kgsql.eval", LINKING, "--threads", "0"),
+    *cases("kgsql.eval", LINKING, "--table-threshold", "1.5"),
+    *cases("kgsql.eval", LINKING, "--column-threshold", "-0.1"),
+    ("kgsql.graph", ["export", "--db", "geo"], "export needs --db and --out"),
+    ("kgsql.ingest.verify", ["{db}", "--no-such-option"], "--no-such-option"),
+]
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> tuple[dict[str, str], dict[str, Path]]:
+    """An environment in which any work would be visible: empty cache, graph and model folders,
+    an LLM endpoint and a graph that are not there (so nothing can start or be reached)."""
+    import os
+
+    dirs = {name: tmp_path / name for name in ("work", "cache", "graph", "models")}
+    for d in dirs.values():
+        d.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KGSQL_", "NEO4J_", "OPENAI_"))}
+    env.update(KGSQL_CACHE_DIR=str(dirs["cache"]), KGSQL_GRAPH_DIR=str(dirs["graph"]),
+               KGSQL_MODELS_DIR=str(dirs["models"]), KGSQL_GRAPH_URI=f"bolt://127.0.0.1:{closed_port()}",
+               KGSQL_LLM_BASE_URL=f"http://127.0.0.1:{closed_port()}/v1", KGSQL_LLM_MODEL="any")
+    return env, dirs
+
+
+@pytest.mark.parametrize("module, args, names", BAD_OPTIONS,
+                         ids=[" ".join([m, *(a[:1] if a[0][0].isalpha() else []), *a[-2:]]) for m, a, _n in BAD_OPTIONS])
+def test_bad_option_is_refused_before_any_work(sandbox, example_db, module, args, names):
+    env, dirs = sandbox
+    args = [a.format(tmp=dirs["work"], db=example_db) for a in args]
+    before = example_db.stat().st_mtime_ns
+    proc = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=env,
+                          cwd=dirs["work"], timeout=120)
+    line = one_line(proc)
+    assert names in line and "error" in line, line
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert all(not any(d.iterdir()) for d in dirs.values()), "something was written"
+    assert example_db.stat().st_mtime_ns == before
+
+
+def test_every_numeric_option_has_a_validating_type():
+    """New numeric options must get a type from kgsql.cli_types (a bare int/float lets -5 or 0 through)."""
+    import argparse
+
+    from kgsql.ask import build_parser as ask_parser
+    from kgsql.eval.__main__ import SUBCOMMANDS
+    from kgsql.eval.__main__ import build_parser as eval_parser
+    from kgsql.ingest.cli import build_parser as ingest_parser
+    from kgsql.llm.cli import build_parser as llm_parser
+
+    def actions(parser: argparse.ArgumentParser):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    yield from actions(sub)
+            else:
+                yield parser.prog, action
+
+    parsers = [ask_parser(), ingest_parser(), llm_parser()] + [eval_parser([name])[0] for name in SUBCOMMANDS]
+    bare = [(prog, a.option_strings or a.dest) for p in parsers for prog, a in actions(p) if a.type in (int, float)]
+    assert not bare
+    checked = {(prog, a.dest) for p in parsers for prog, a in actions(p) if callable(a.type)
+               and getattr(a.type, "__module__", "") == "kgsql.cli_types"}
+    covered = {opt for _m, args, _n in BAD_OPTIONS for opt in args if opt.startswith("--")}
+    named = {"--" + dest.replace("_", "-") for _prog, dest in checked}
+    assert named <= covered, f"add a BAD_OPTIONS case for {sorted(named - covered)}"
+
+
+@pytest.mark.parametrize("url", ["htp:/x", "http//x", "http:///v1"])
+def test_ask_with_a_malformed_llm_url(sandbox, url):
+    env, _dirs = sandbox
+    env["KGSQL_LLM_BASE_URL"] = url
+    t0 = time.monotonic()
+    line = one_line(run("kgsql.ask", ["--db", "geo", "How many rivers?"], env))
+    assert time.monotonic() - t0 < 15  # no retries (they took 17.7 s)
+    assert f"KGSQL_LLM_BASE_URL '{url}' is not a valid endpoint URL" in line
+
+
+def test_ask_checks_the_llm_endpoint_before_the_graph_and_retrieval(sandbox):
+    """The endpoint is down and so is the graph: the endpoint is named, as it is checked first
+    (before opening the graph, loading the sentence encoder or building the prompt)."""
+    env, _dirs = sandbox
+    proc = run("kgsql.ask", ["--db", "geo", "How many rivers?"], env)
+    line = one_line(proc)
+    assert "cannot connect to LLM endpoint" in line and env["KGSQL_LLM_BASE_URL"] in line
+    assert "graph" not in line

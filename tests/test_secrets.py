@@ -80,3 +80,110 @@ def test_redact_uri(uri: str, expected: str) -> None:
 def test_redact_uri_masks_env_secret_anywhere(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KGSQL_GRAPH_PASSWORD", "hunter22")
     assert "hunter22" not in redact_uri("bolt://localhost:7687/hunter22")
+
+
+# --------------------------------------------------------------------------- credentials in URLs
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("GET https://generativelanguage.googleapis.com/v1/models?key=AIzaSyA-1x_2 failed",
+         f"GET https://generativelanguage.googleapis.com/v1/models?key={MASK} failed"),
+        ("http://h:8080/v1?model=m&api_key=abc123", f"http://h:8080/v1?model=m&api_key={MASK}"),
+        ("url=https://h/x?token=t0k3n&page=2", f"url=https://h/x?token={MASK}&page=2"),
+        ("https://h/cb#access_token=ya29.a0AfH&expires_in=3600",
+         f"https://h/cb#access_token={MASK}&expires_in=3600"),
+        ("https://acct.blob.core.windows.net/c/b?sv=2020-08-04&sig=AbC%2Bd%3D&se=2030-01-01",
+         f"https://acct.blob.core.windows.net/c/b?sv=2020-08-04&sig={MASK}&se=2030-01-01"),
+        ("https://b.s3.amazonaws.com/o?X-Amz-Credential=AKIAX%2F2024&X-Amz-Signature=deadbeef01",
+         f"https://b.s3.amazonaws.com/o?X-Amz-Credential={MASK}&X-Amz-Signature={MASK}"),
+        ('endpoint "https://h/v1?KEY=Secret-1" refused', f'endpoint "https://h/v1?KEY={MASK}" refused'),
+        ("https://u:p@ss@host:7687/db", f"https://u:{MASK}@host:7687/db"),
+        ("bolt://me@corp.com:hunter2@graph.local", f"bolt://me@corp.com:{MASK}@graph.local"),
+        # not credentials: other parameters, look-alike names, '@' outside the authority
+        ("https://h/search?keyword=x&monkey=1&q=a", "https://h/search?keyword=x&monkey=1&q=a"),
+        ("https://registry.npmjs.org:443/@scope/pkg", "https://registry.npmjs.org:443/@scope/pkg"),
+        ("http://localhost:8080/v1?x=a@b.c", "http://localhost:8080/v1?x=a@b.c"),
+        ("the primary key=id of t", "the primary key=id of t"),
+    ],
+)
+def test_url_credentials_are_masked(text: str, expected: str) -> None:
+    assert redact(text) == expected
+    assert redact(expected) == expected
+
+
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        ("https://h/v1?key=abc&alt=json", f"https://h/v1?key={MASK}&alt=json"),
+        ("https://h/v1?q=a%20b&sig=x%2By", f"https://h/v1?q=a%20b&sig={MASK}"),  # rest kept as written
+        ("https://h/cb#token=abc", f"https://h/cb#token={MASK}"),
+        ("neo4j://user:p@ss@host/db", f"neo4j://user:{MASK}@host/db"),
+    ],
+)
+def test_redact_uri_query_fragment_and_userinfo(uri: str, expected: str) -> None:
+    assert redact_uri(uri) == expected
+
+
+# --------------------------------------------------------------------------- --graph-password(-file)
+
+
+def _parser():  # type: ignore[no-untyped-def]
+    import argparse
+
+    from kgsql.secrets import add_graph_password_arguments
+
+    p = argparse.ArgumentParser(prog="kgsql.tool")
+    add_graph_password_arguments(p)
+    return p
+
+
+def test_password_file_is_read_when_private(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    secret = tmp_path / "pw"
+    secret.write_text("s3cr3t-pass\nignored second line\n")
+    secret.chmod(0o600)
+    args = _parser().parse_args(["--graph-password-file", str(secret)])
+    assert args.graph_password == "s3cr3t-pass"
+    assert capsys.readouterr().err == ""
+    assert _parser().parse_args([]).graph_password is None  # KGSQL_GRAPH_PASSWORD applies then
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o660])
+def test_password_file_open_to_others_is_refused_in_one_line(tmp_path, capsys, mode: int) -> None:  # type: ignore[no-untyped-def]
+    secret = tmp_path / "pw"
+    secret.write_text("s3cr3t-pass\n")
+    secret.chmod(mode)
+    with pytest.raises(SystemExit) as stop:
+        _parser().parse_args(["--graph-password-file", str(secret)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "s3cr3t" not in err
+    assert err.startswith("kgsql.tool: error: password file ") and "chmod 600" in err
+
+
+@pytest.mark.parametrize("content", [None, ""])
+def test_password_file_missing_or_empty(tmp_path, capsys, content: str | None) -> None:  # type: ignore[no-untyped-def]
+    secret = tmp_path / "pw"
+    if content is not None:
+        secret.write_text(content)
+        secret.chmod(0o600)
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["--graph-password-file", str(secret)])
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_password_on_the_command_line_still_works_but_warns(capsys) -> None:  # type: ignore[no-untyped-def]
+    args = _parser().parse_args(["--graph-password", "pw-123456"])
+    assert args.graph_password == "pw-123456"
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "process list" in err and "pw-123456" not in err
+    assert "KGSQL_GRAPH_PASSWORD" in err and "--graph-password-file" in err
+
+
+def test_help_says_the_password_is_visible() -> None:
+    text = " ".join(_parser().format_help().split())
+    assert "visible to other users in the process list" in text
+    assert "--graph-password-file PATH" in text
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["--graph-password", "a", "--graph-password-file", "b"])

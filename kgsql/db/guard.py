@@ -12,54 +12,102 @@ write; any one of them alone stops it:
    inputs (sqlglot reads ``'a\\'`` as an escaped quote; SQLite does not), and
    a disagreement is exactly what an attacker would aim for.
 2. **Parse** (sqlglot): the statement must parse as one query (SELECT, a set
-   operation, VALUES) and contain no write/DDL/command node and no call to a
-   denied function (:func:`is_denied_function`).
+   operation, VALUES) and contain no write/DDL/command node, no call to a
+   known non-allowed function (:func:`is_denied_function`) and no argument
+   past a bound (:func:`kgsql.db.functions.argument_problem`).
 3. **SQLite's authorizer** (authoritative): while the statement is compiled,
    SQLite asks :func:`make_authorizer` about every action; everything except
-   SELECT, READ, recursive CTEs, allowed functions and a few read-only
+   SELECT, READ, recursive CTEs, functions on the allow-list
+   (:data:`kgsql.db.functions.ALLOWED_FUNCTIONS`) and a few read-only
    introspection pragmas is denied. This is SQLite's own view of the compiled
    statement, so no parser disagreement can get past it.
 4. **Connection**: a ``mode=ro`` URI plus ``PRAGMA query_only=ON`` (from
-   :func:`kgsql.db.connect.open_database`), and extension loading switched off
-   while user SQL runs (SpatiaLite is loaded only by kgsql's connection setup).
+   :func:`kgsql.db.connect.open_database`), defensive mode and
+   ``trusted_schema=OFF`` (:func:`kgsql.db.connect.harden`, applied to a
+   caller's connection for the duration of the query too), and extension
+   loading switched off while user SQL runs (SpatiaLite is loaded only by
+   kgsql's connection setup).
 
 Error style: rejected SQL raises :class:`UnsafeSQLError` (with ``.reason``);
 a statement that SQLite cannot run raises :class:`SQLQueryError`, a
 ``QueryExecutionError`` carrying ``.kind`` (see :data:`ERROR_KINDS`), ``.name``
 (the table/column/function/token the message names, if any) and
 ``.sqlite_message`` (SQLite's raw text), so self-correction can act on them.
+Running out of time raises :class:`QueryTimeoutError` (kind ``timeout``),
+running out of memory :class:`QueryResourceError` (kind ``resource``).
 
-Function policy: the static deny list blocks functions with effects outside
-the database file (extension loading, file I/O such as ``readfile`` /
-``writefile`` / SpatiaLite's ``BlobToFile``/``Import*``/``Export*``, SQL
-procedure runners) and SpatiaLite functions that rewrite metadata. Functions
-that only report build information (``sqlite_compileoption_used/get``,
-``sqlite_version``, ``spatialite_version``) are allowed: they reveal nothing
-the user's own machine does not already expose.
+Function policy (:mod:`kgsql.db.functions`): the authorizer allows only the
+functions on an allow-list of read-only SQLite and SpatiaLite functions; the
+static layers reject the known non-allowed names and bound the arguments of
+functions whose cost grows with a literal (``ST_Buffer``'s quadrant segments).
 
-Limits: the timeout is checked every few thousand SQLite VM instructions, so a
-single long-running C function (one huge ``ST_Union``) is only interrupted once
-it returns; memory use of one query is not capped.
+Resource limits (defaults in ``docs/limits.md``), per query:
+
+* **time** -- ``timeout_s``: a progress handler checks the deadline every
+  :data:`PROGRESS_STEPS` VM instructions, and a watchdog thread calls
+  ``conn.interrupt()`` at the deadline; values are capped in size, so a
+  single ``randomblob``/``zeroblob``/``printf`` call cannot run long, and
+  ``ST_Buffer``'s segment count is bounded at validation.
+* **memory** -- ``memory_mb`` (default :data:`MEMORY_MB`, split by the
+  ``*_SHARE`` constants): SQLite's heap may grow by an eighth of it
+  (``sqlite3_hard_heap_limit64``; this limit is PROCESS-WIDE in SQLite, so it
+  is raised by each running guarded query's share and restored when the last
+  one ends: other SQLite work in the process at the same time counts
+  against it); no value may exceed a sixteenth of it (``SQLITE_LIMIT_LENGTH``,
+  per connection); the fetched rows may take ``max_bytes`` (default an eighth
+  of it) before fetching stops and the result is marked truncated; and the
+  watchdog interrupts the query when the process's resident memory has grown
+  by a quarter of it (memory SpatiaLite/GEOS take with malloc, outside
+  SQLite's heap; it measures the whole process, so concurrent work counts
+  too), leaving the rest for what C code allocates before it stops.
+
+Exhaustion (SQLite's "out of memory", "string or blob too big", Python's
+MemoryError, the watchdog) is raised as :class:`QueryResourceError`.
+
+Limits: one C call that never returns to SQLite's VM (a GEOS union or
+buffer over a large input, e.g. the final step of ``GUnion`` over thousands
+of rows, which SQLite runs even after an interrupt; RTTOPO and PROJ calls;
+``instr``/``LIKE`` on megabyte strings, which are quadratic) can still
+outlast the timeout and, for GEOS, allocate past the budget. GEOS's own
+interrupt flag is deliberately not used: GEOS 3.11's robust overlay catches
+the interrupt and retries with snap-rounding, which turned a 1.8 s union
+into 240 s. PRAGMA temp_store=FILE is ignored by SQLite builds with
+SQLITE_TEMP_STORE=3 (pysqlite3-binary), where large sorts and temporary
+b-trees stay in memory and fail against the heap limit instead of spilling.
 """
 from __future__ import annotations
 
 import os
 import re
+import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Final, Literal
+from typing import Any, Callable, Final, Literal, get_args
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from kgsql.db.connect import Connection, open_database, sqlite3
+from kgsql.db.connect import (
+    SQLITE_LIMIT_LENGTH,
+    SQLITE_LIMIT_LIKE_PATTERN_LENGTH,
+    Connection,
+    open_database,
+    set_defensive,
+    set_limit,
+    sqlite3,
+    sqlite_heap_limits,
+    sqlite_memory_used,
+)
+from kgsql.db.functions import argument_problem, is_allowed_function, is_denied_function
 from kgsql.errors import QueryExecutionError, UnsafeSQLError
 
 __all__ = [
     "ERROR_KINDS",
     "ErrorKind",
+    "QueryResourceError",
     "QueryResult",
     "QueryTimeoutError",
     "SQLQueryError",
@@ -74,6 +122,24 @@ __all__ = [
 MAX_SQL_CHARS: Final = 100_000
 #: SQLite VM instructions between two timeout checks (cheap: one clock read).
 PROGRESS_STEPS: Final = 2_000
+#: Memory budget of one query in MiB when ``execute_query`` gets no ``memory_mb``
+#: (read at call time, so assigning it changes the default for every caller).
+MEMORY_MB: float = 512.0
+#: Shares of the budget. The watchdog interrupts a query once the process's
+#: resident memory has grown by WATCH_SHARE of it; the rest is headroom for what
+#: C code allocates before it returns to SQLite's VM (SQLite runs an interrupted
+#: aggregate's final step, which for SpatiaLite's Collect/GUnion copies all it
+#: gathered, ~3x; a GEOS call runs to its end). SQLite's heap and
+#: the fetched rows each get an eighth (together the watchdog's share), one
+#: value a sixteenth.
+WATCH_SHARE: Final = 1 / 4
+HEAP_SHARE: Final = 1 / 8
+RESULT_SHARE: Final = 1 / 8
+VALUE_SHARE: Final = 1 / 16
+#: Longest LIKE/GLOB pattern (SQLITE_LIMIT_LIKE_PATTERN_LENGTH; SQLite's default is 50,000).
+LIKE_PATTERN_LIMIT: Final = 10_000
+#: How often the watchdog thread looks at the clock and the process's memory.
+WATCHDOG_POLL_S: Final = 0.01
 
 ErrorKind = Literal[
     "syntax",
@@ -83,12 +149,11 @@ ErrorKind = Literal[
     "no_such_function",
     "wrong_arguments",
     "timeout",
+    "resource",
     "other",
 ]
-ERROR_KINDS: Final[tuple[str, ...]] = (
-    "syntax", "no_such_table", "no_such_column", "ambiguous_column",
-    "no_such_function", "wrong_arguments", "timeout", "other",
-)
+#: The kinds, in declaration order: adding one is an edit of ErrorKind (plus a rule in kgsql.correct).
+ERROR_KINDS: Final[tuple[str, ...]] = get_args(ErrorKind)
 
 
 class SQLQueryError(QueryExecutionError):
@@ -110,6 +175,16 @@ class QueryTimeoutError(SQLQueryError):
         super().__init__("timeout", f"interrupted after {timeout_s:g}s time limit", sql=sql)
 
 
+class QueryResourceError(SQLQueryError):
+    """The query needed more memory, or a bigger value, than its budget allows."""
+
+    def __init__(self, message: str, *, budget_bytes: int | None = None, sql: str = "") -> None:
+        self.budget_bytes = budget_bytes
+        if budget_bytes is not None:
+            message = f"{message} (query memory budget {budget_bytes / 2**20:g} MB)"
+        super().__init__("resource", message, sql=sql)
+
+
 def _unsafe(reason: str) -> UnsafeSQLError:
     """An UnsafeSQLError whose ``.reason`` is the bare reason (for logs and prompts)."""
     err = UnsafeSQLError(f"SQL rejected: {reason}")
@@ -119,13 +194,18 @@ def _unsafe(reason: str) -> UnsafeSQLError:
 
 @dataclass(frozen=True)
 class QueryResult:
-    """Rows of one guarded query; ``truncated`` means more than ``max_rows`` existed."""
+    """Rows of one guarded query; ``truncated`` means more rows existed.
+
+    ``truncated_by`` says which cap stopped the fetch: ``"rows"`` (more than
+    ``max_rows``) or ``"bytes"`` (the next row would pass ``max_bytes``).
+    """
 
     columns: list[str]
     rows: list[tuple[Any, ...]]
     truncated: bool = False
     elapsed_s: float = 0.0
     sql: str = field(default="", compare=False)
+    truncated_by: Literal["", "rows", "bytes"] = field(default="", compare=False)
 
     @property
     def row_count(self) -> int:
@@ -236,55 +316,6 @@ def _called_names(tokens: list[_Token]) -> list[str]:
 
 
 # --------------------------------------------------------------------------
-# Function policy (shared by the static check and the authorizer)
-# --------------------------------------------------------------------------
-
-DENIED_FUNCTIONS: Final = frozenset(
-    {
-        # SQLite core / CLI / common extensions with effects outside the query
-        "load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "fts5",
-        "sqlite_dbpage", "zipfile", "zipfile_cds", "fsdir", "lsmode",
-        # SpatiaLite: metadata rewriting and housekeeping that writes
-        "initspatialmetadata", "initspatialmetadatafull", "initfdospatialmetadata",
-        "addgeometrycolumn", "addfdogeometrycolumn", "recovergeometrycolumn",
-        "discardgeometrycolumn", "discardfdogeometrycolumn", "registervirtualgeometry",
-        "dropvirtualgeometry", "createspatialindex", "creatembrcache", "disablespatialindex",
-        "recoverspatialindex", "checkspatialindex", "updatelayerstatistics",
-        "invalidatelayerstatistics", "droptable", "dropgeotable", "renametable",
-        "renamecolumn", "clonetable", "createrastercoveragestable", "createvectorcoveragestables",
-        "createstylingtables", "createisometadatatables", "createtopotables",
-        "insertepsgsrid", "removeduplicaterows", "elementarygeometries",
-        "createmetacatalogtables", "updatemetacatalogstatistics",
-        "gpkgcreatebasetables", "gpkgaddgeometrycolumn", "gpkgaddspatialindex",
-        "gpkginsertepsgsrid", "gpkgcreatetilestable", "gpkgcreatetilestablezoomlevel",
-        "gpkgaddgeometrytriggers", "setdecimalprecision",
-    }
-)
-#: Prefixes of function families with file-system or procedural side effects.
-DENIED_FUNCTION_PREFIXES: Final = (
-    "import", "export",          # SpatiaLite ImportSHP/ExportGeoJSON/... read or write files
-    "blobtofile", "blobfromfile",
-    "xb_loadxml", "xb_storexml",
-    "sqlproc_", "storedproc_", "storedvar_",  # SpatiaLite SQL procedures run arbitrary SQL/files
-    "proj_set",                  # PROJ_SetDatabasePath changes where PROJ reads files
-    "sqlite_rename", "sqlite_drop",
-    "st_createtopology", "st_droptopology", "st_createnetwork", "st_dropnetwork",
-)
-#: Substrings that mark file access in any function name.
-DENIED_FUNCTION_SUBSTRINGS: Final = ("file", "extension", "shp", "dbf", "dxf")
-
-
-def is_denied_function(name: str) -> bool:
-    """True when ``name`` (any case) may act outside a read-only query."""
-    low = name.strip().lower()
-    return (
-        low in DENIED_FUNCTIONS
-        or low.startswith(DENIED_FUNCTION_PREFIXES)
-        or any(part in low for part in DENIED_FUNCTION_SUBSTRINGS)
-    )
-
-
-# --------------------------------------------------------------------------
 # Layer 2: static validation
 # --------------------------------------------------------------------------
 
@@ -312,8 +343,23 @@ _FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = tuple(
 
 def _function_name(node: exp.Func) -> str:
     if isinstance(node, exp.Anonymous):
-        return str(node.this)
+        return node.name  # the name as written, also when quoted ("Buffer")
     return node.sql_name()
+
+
+def _literal_number(node: exp.Expression) -> float | None:
+    """The value of a number literal (signed, parenthesized), else None."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    sign = 1.0
+    while isinstance(node, exp.Neg):
+        sign, node = -sign, node.this
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return sign * float(node.this)
+        except ValueError:
+            return None
+    return None
 
 
 def validate_query(sql: str, dialect: str = "sqlite") -> str:
@@ -370,8 +416,14 @@ def validate_query(sql: str, dialect: str = "sqlite") -> str:
         if isinstance(node, _FORBIDDEN_NODES):
             what = "SELECT ... INTO" if isinstance(node, exp.Into) else type(node).__name__.upper()
             raise _unsafe(f"query contains a {what} (writes are not allowed)")
-        if isinstance(node, exp.Func) and is_denied_function(_function_name(node)):
-            raise _unsafe(f"function '{_function_name(node)}' is not allowed")
+        if isinstance(node, exp.Func):
+            name = _function_name(node)
+            if is_denied_function(name):
+                raise _unsafe(f"function '{name}' is not allowed")
+            if isinstance(node, exp.Anonymous):
+                problem = argument_problem(name, [_literal_number(a) for a in node.expressions])
+                if problem:
+                    raise _unsafe(problem)
     return statement
 
 
@@ -418,6 +470,8 @@ Authorizer = Callable[[int, "str | None", "str | None", "str | None", "str | Non
 def make_authorizer(denied: list[str] | None = None) -> Authorizer:
     """An authorizer callback allowing only what a read-only query needs.
 
+    Functions must be on :data:`kgsql.db.functions.ALLOWED_FUNCTIONS`.
+
     Each denial is described in ``denied`` (if given) so the caller can say
     what SQLite refused. Used with ``conn.set_authorizer``.
     """
@@ -426,9 +480,9 @@ def make_authorizer(denied: list[str] | None = None) -> Authorizer:
         if action in (_SELECT, _READ, _RECURSIVE):
             return sqlite3.SQLITE_OK
         if action == _FUNCTION:
-            if arg2 is not None and not is_denied_function(arg2):
+            if arg2 is not None and is_allowed_function(arg2):
                 return sqlite3.SQLITE_OK
-            reason = f"function {arg2}()"
+            reason = f"function {arg2}() (not on the allow-list of read-only functions)"
         elif action == _PRAGMA and arg1 is not None and arg1.lower() in READ_ONLY_PRAGMAS:
             if arg1.lower() != "database_list" or arg2 is None:
                 return sqlite3.SQLITE_OK
@@ -447,7 +501,7 @@ def make_authorizer(denied: list[str] | None = None) -> Authorizer:
 # Error classification
 # --------------------------------------------------------------------------
 
-_ERROR_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+_ERROR_PATTERNS: Final[tuple[tuple[ErrorKind, re.Pattern[str]], ...]] = (
     ("no_such_table", re.compile(r"^no such table: (?P<name>.+)$")),
     ("no_such_column", re.compile(r"^no such column: (?P<name>.+)$")),
     ("ambiguous_column", re.compile(r"^ambiguous column name: (?P<name>.+)$")),
@@ -456,6 +510,7 @@ _ERROR_PATTERNS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     ("syntax", re.compile(r'^near "(?P<name>.*)": syntax error$', re.S)),
     ("syntax", re.compile(r'^unrecognized token: "(?P<name>.*)"$', re.S)),
     ("syntax", re.compile(r"^incomplete input$")),
+    ("resource", re.compile(r"^(out of memory|string or blob too big)$")),
     ("syntax", re.compile(r"^SELECTs to the left and right of \w+ do not have the same number of result columns$")),
 )
 
@@ -467,7 +522,7 @@ def classify_sqlite_error(message: str) -> tuple[ErrorKind, str | None]:
         match = pattern.match(text)
         if match:
             name = match.groupdict().get("name")
-            return kind, name  # type: ignore[return-value]
+            return kind, name
     if text == "interrupted":
         return "timeout", None
     return "other", None
@@ -478,28 +533,61 @@ def classify_sqlite_error(message: str) -> tuple[ErrorKind, str | None]:
 # --------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Budget:
+    """One query's memory budget, split into the parts each mechanism enforces (bytes)."""
+
+    total: int   # the budget
+    watch: int   # growth of the process's resident memory that trips the watchdog
+    heap: int    # growth of SQLite's heap (hard heap limit)
+    result: int  # fetched rows (Python objects)
+    value: int   # one string or blob (SQLITE_LIMIT_LENGTH)
+
+    @classmethod
+    def of(cls, memory_mb: float, max_bytes: int | None) -> _Budget:
+        total = int(memory_mb * 2**20)
+
+        def share(x: float) -> int:
+            return max(1, int(total * x))
+        result = share(RESULT_SHARE) if max_bytes is None else max_bytes
+        return cls(total, share(WATCH_SHARE), share(HEAP_SHARE), result, share(VALUE_SHARE))
+
+
 def execute_query(
     db: str | os.PathLike[str] | Connection,
     sql: str,
     *,
     timeout_s: float = 30.0,
     max_rows: int = 10_000,
+    memory_mb: float | None = None,
+    max_bytes: int | None = None,
 ) -> QueryResult:
     """Run one read-only query through all guard layers and return its rows.
 
     ``db`` is a database path (opened read-only, SpatiaLite loaded when the
     file is spatial, closed afterwards) or an open connection (used as is;
     its authorizer and progress handler are removed afterwards and its
-    ``query_only`` setting restored). Raises UnsafeSQLError when the SQL is
-    rejected, SQLQueryError / QueryTimeoutError when SQLite cannot run it,
-    DatabaseFileError when the path is not a usable database. A connection
-    must not be used by another thread while this runs (the handlers are
-    per connection); a caller's own authorizer is replaced, not restored.
+    ``query_only``, ``trusted_schema``, defensive mode and value-size limits
+    restored). ``memory_mb`` is the query's memory budget (default
+    :data:`MEMORY_MB`), ``max_bytes`` the size of the fetched rows after which
+    fetching stops (default an eighth of the budget; see the module docstring
+    for how the budget is split). Raises UnsafeSQLError when the SQL is
+    rejected, SQLQueryError / QueryTimeoutError / QueryResourceError when
+    SQLite cannot run it, DatabaseFileError when the path is not a usable
+    database. A connection must not be used by another thread while this
+    runs (the handlers are per connection); a caller's own authorizer is
+    replaced, not restored.
     """
     if timeout_s <= 0:
         raise ValueError("timeout_s must be positive")
     if max_rows < 0:
         raise ValueError("max_rows must be >= 0")
+    memory_mb = MEMORY_MB if memory_mb is None else memory_mb
+    if memory_mb <= 0:
+        raise ValueError("memory_mb must be positive")
+    if max_bytes is not None and max_bytes < 0:
+        raise ValueError("max_bytes must be >= 0")
+    budget = _Budget.of(memory_mb, max_bytes)
     try:
         statement = validate_query(sql)
         parse_failed = False
@@ -512,13 +600,171 @@ def execute_query(
     own = isinstance(db, (str, os.PathLike, Path))
     conn = open_database(db, read_only=True) if own else db
     try:
-        return _run_guarded(conn, statement, timeout_s, max_rows, explain_only=parse_failed, restore=not own)
+        try:
+            return _run_guarded(
+                conn, statement, timeout_s, max_rows, budget, explain_only=parse_failed, restore=not own
+            )
+        except _SchemaNeedsTrust:  # a view calls an allowed function SpatiaLite did not mark innocuous
+            return _run_guarded(
+                conn, statement, timeout_s, max_rows, budget, explain_only=parse_failed, restore=not own,
+                trust_schema=True,
+            )
     finally:
         if own:
             conn.close()
 
 
 _AUTH_MESSAGES: Final = frozenset({"not authorized", "authorization denied"})
+_UNSAFE_USE: Final = re.compile(r"^unsafe use of (?P<name>[^\s(]+)\(\)$")
+
+
+class _SchemaNeedsTrust(Exception):
+    """Internal: retry the statement with ``trusted_schema=ON``.
+
+    With ``trusted_schema=OFF`` SQLite refuses functions not marked innocuous
+    inside views, and SpatiaLite marks none of its functions, so a view using
+    ``ST_Area`` fails with "unsafe use of ST_Area()". The functions of a view
+    pass the authorizer's allow-list like the query's own, so when the function
+    SQLite names is on the allow-list the statement is retried once with
+    ``trusted_schema=ON`` (the authorizer still checks every function).
+    """
+
+
+# --------------------------------------------------------------------------
+# Memory and time enforcement
+# --------------------------------------------------------------------------
+
+_heap_lock = threading.Lock()
+_heap_shares: dict[int, int] = {}  # id of a running query -> its SQLite heap allowance
+_heap_saved: tuple[int, int] | None = None  # (hard, soft) limits before the first of them
+_heap_base = 0  # sqlite3_memory_used() when the first of them started
+
+
+def _heap_set(limit: int) -> None:
+    saved_hard = _heap_saved[0] if _heap_saved else 0
+    sqlite_heap_limits(min(limit, saved_hard) if saved_hard > 0 else limit)
+
+
+def _heap_acquire(token: int, allowance: int) -> bool:
+    """Raise SQLite's process-wide hard heap limit by ``allowance`` for one query.
+
+    The limit is the memory SQLite held when the first of the queries running
+    now started, plus the allowances of all of them; a stricter limit the
+    application set itself is kept. False when the limit cannot be set.
+    """
+    global _heap_saved, _heap_base
+    with _heap_lock:
+        if not _heap_shares:
+            base = sqlite_memory_used()
+            if base is None:
+                return False
+            _heap_base = base
+            _heap_saved = sqlite_heap_limits()
+        _heap_shares[token] = allowance
+        _heap_set(_heap_base + sum(_heap_shares.values()))
+        return True
+
+
+def _heap_release(token: int) -> None:
+    global _heap_saved
+    with _heap_lock:
+        if _heap_shares.pop(token, None) is None:
+            return
+        if _heap_shares:
+            _heap_set(_heap_base + sum(_heap_shares.values()))
+        elif _heap_saved is not None:
+            sqlite_heap_limits(*_heap_saved)
+            _heap_saved = None
+
+
+_PAGE_SIZE: Final = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _rss_bytes() -> int | None:
+    """Resident memory of this process (Linux /proc), or None where unknown."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE_SIZE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _Watchdog:
+    """A thread that interrupts the query at its deadline or when memory passes the budget.
+
+    ``conn.interrupt()`` is safe from another thread; it stops the VM at its
+    next instruction. It fires once, and never after :meth:`stop`.
+    """
+
+    def __init__(self, conn: Connection, deadline: float, rss_limit: int | None) -> None:
+        self.conn = conn
+        self.deadline = deadline
+        self.rss_limit = rss_limit
+        self.fired: Literal["timeout", "memory"] | None = None
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="kgsql-query-watchdog", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            left = self.deadline - time.monotonic()
+            wait = min(WATCHDOG_POLL_S, left) if self.rss_limit is not None else left
+            if self._stop.wait(max(0.0, wait)):
+                return
+            reason: Literal["timeout", "memory"] | None = None
+            if time.monotonic() >= self.deadline:
+                reason = "timeout"
+            elif self.rss_limit is not None:
+                rss = _rss_bytes()
+                if rss is not None and rss > self.rss_limit:
+                    reason = "memory"
+            if reason is None:
+                continue
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                self.fired = reason
+                try:
+                    self.conn.interrupt()
+                except sqlite3.ProgrammingError:  # pragma: no cover - connection closed under us
+                    return
+            return
+
+    def stop(self) -> None:
+        """Stop for good (idempotent): once this returns, no interrupt will come."""
+        with self._lock:
+            self._stop.set()
+        if self._thread.ident is not None:
+            self._thread.join()
+
+
+def _row_bytes(row: tuple[Any, ...]) -> int:
+    """Memory one fetched row holds in Python (the tuple and each value)."""
+    return sys.getsizeof(row) + sum(map(sys.getsizeof, row))
+
+
+def _harden_for_query(conn: Connection, budget: _Budget, trust_schema: bool) -> Callable[[], None]:
+    """Per-query connection settings; returns the function that restores them."""
+    trusted = conn.execute("PRAGMA trusted_schema").fetchone()[0]
+    conn.execute(f"PRAGMA trusted_schema = {'ON' if trust_schema else 'OFF'}")
+    defensive = set_defensive(conn, True)
+    length = set_limit(conn, SQLITE_LIMIT_LENGTH, budget.value)
+    like = set_limit(conn, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, LIKE_PATTERN_LIMIT)
+
+    def restore() -> None:
+        if like is not None:
+            set_limit(conn, SQLITE_LIMIT_LIKE_PATTERN_LENGTH, like)
+        if length is not None:
+            set_limit(conn, SQLITE_LIMIT_LENGTH, length)
+        if defensive is False:
+            set_defensive(conn, False)
+        if bool(trusted) != trust_schema:
+            conn.execute(f"PRAGMA trusted_schema = {'ON' if trusted else 'OFF'}")
+
+    return restore
 
 
 def _run_guarded(
@@ -526,11 +772,13 @@ def _run_guarded(
     statement: str,
     timeout_s: float,
     max_rows: int,
+    budget: _Budget,
     *,
     explain_only: bool = False,
     restore: bool = False,
+    trust_schema: bool = False,
 ) -> QueryResult:
-    """Execute under the authorizer, query_only and a deadline (layers 3 and 4).
+    """Execute under the authorizer, query_only, a deadline and the memory budget (layers 3 and 4).
 
     With ``explain_only`` the statement is only compiled (``EXPLAIN``), to get
     SQLite's own error for SQL sqlglot could not parse; if it compiles, it is
@@ -538,7 +786,6 @@ def _run_guarded(
     """
     previous_query_only = conn.execute("PRAGMA query_only").fetchone()[0] if restore else None
     denied: list[str] = []
-    deadline = time.monotonic() + timeout_s
     timed_out = False
 
     def on_progress() -> int:
@@ -553,18 +800,52 @@ def _run_guarded(
     except AttributeError:  # pragma: no cover - sqlite3 built without extension support
         pass
     conn.execute("PRAGMA query_only = ON")
-    conn.set_authorizer(make_authorizer(denied))
-    conn.set_progress_handler(on_progress, PROGRESS_STEPS)
-    started = time.perf_counter()
+    undo_settings = _harden_for_query(conn, budget, trust_schema)
+    token = id(on_progress)
+    heap_limited = False
+    watchdog: _Watchdog | None = None
     cursor = None
+    columns: list[str] = []
+    rows: list[tuple[Any, ...]] = []
+    truncated_by: Literal["", "rows", "bytes"] = ""
+
+    def resource_error(message: str) -> QueryResourceError:
+        return QueryResourceError(message, budget_bytes=budget.total, sql=statement)
+
     try:
-        cursor = conn.cursor()
-        if explain_only:
-            cursor.execute("EXPLAIN " + statement)
-            raise _unsafe("SQLite accepts this statement but sqlglot cannot parse it; rewrite it in plain SQLite SQL")
-        cursor.execute(statement)
-        columns = [d[0] for d in cursor.description or ()]
-        rows = [tuple(r) for r in cursor.fetchmany(max_rows + 1)] if cursor.description else []
+        heap_limited = _heap_acquire(token, budget.heap)
+        rss = _rss_bytes()
+        deadline = time.monotonic() + timeout_s
+        watchdog = _Watchdog(conn, deadline, None if rss is None else rss + budget.watch)
+        conn.set_authorizer(make_authorizer(denied))
+        conn.set_progress_handler(on_progress, PROGRESS_STEPS)
+        started = time.perf_counter()
+        watchdog.start()
+        try:
+            cursor = conn.cursor()
+            if explain_only:
+                cursor.execute("EXPLAIN " + statement)
+                raise _unsafe("SQLite accepts this statement but sqlglot cannot parse it; rewrite it in plain SQLite SQL")
+            cursor.execute(statement)
+            columns = [d[0] for d in cursor.description or ()]
+            size = 0
+            for row in cursor if cursor.description else ():
+                if len(rows) >= max_rows:
+                    truncated_by = "rows"
+                    break
+                size += _row_bytes(row)
+                if size > budget.result:
+                    truncated_by = "bytes"
+                    break
+                rows.append(tuple(row))
+            row = None
+        except BaseException:
+            rows.clear()  # the traceback keeps this frame, so drop the fetched rows now
+            row = None
+            watchdog.stop()
+            raise
+    except MemoryError as exc:
+        raise resource_error(f"out of memory{': ' + str(exc) if str(exc) else ''}") from exc
     except (sqlite3.Warning, sqlite3.ProgrammingError) as exc:
         if "one statement" in str(exc):  # Python's sqlite3 found a second statement
             raise _unsafe(f"SQLite refused the statement: {exc}") from exc
@@ -573,27 +854,42 @@ def _run_guarded(
         message = str(exc)
         kind, name = classify_sqlite_error(message)
         refused = "SQLite authorizer denied " + (", ".join(dict.fromkeys(denied)) or "an action")
-        if message in _AUTH_MESSAGES:
+        if message in _AUTH_MESSAGES or message.startswith("not authorized to use"):
             raise _unsafe(refused) from exc
-        if timed_out:
+        unsafe_use = _UNSAFE_USE.match(message.strip())
+        if unsafe_use and not is_allowed_function(unsafe_use.group("name")):
+            raise _unsafe(f"the database schema calls {unsafe_use.group('name')}(), which is not allowed") from exc
+        if unsafe_use and not trust_schema:
+            raise _SchemaNeedsTrust(message) from exc
+        if watchdog is not None and watchdog.fired == "memory":
+            raise resource_error("process memory grew past the budget") from exc
+        if timed_out or (watchdog is not None and watchdog.fired == "timeout"):
             raise QueryTimeoutError(timeout_s, sql=statement) from exc
+        if kind == "resource":
+            raise resource_error(message) from exc
         if "readonly" in message.replace(" ", "").lower():
             raise _unsafe(f"attempt to write a read-only database: {message}") from exc
         if denied and kind == "other":  # e.g. a SpatiaLite function failing on a denied write
             raise _unsafe(f"{refused} ({message})") from exc
         raise SQLQueryError(kind, message, name=name, sql=statement) from exc
     finally:
+        if watchdog is not None:
+            watchdog.stop()
         if cursor is not None:
             cursor.close()
         conn.set_progress_handler(None, PROGRESS_STEPS)
         conn.set_authorizer(None)
-        if restore and not previous_query_only:
-            conn.execute("PRAGMA query_only = OFF")
-    truncated = len(rows) > max_rows
+        if heap_limited:
+            _heap_release(token)
+        if restore:
+            undo_settings()
+            if not previous_query_only:
+                conn.execute("PRAGMA query_only = OFF")
     return QueryResult(
         columns=columns,
-        rows=rows[:max_rows],
-        truncated=truncated,
+        rows=rows,
+        truncated=bool(truncated_by),
         elapsed_s=time.perf_counter() - started,
         sql=statement,
+        truncated_by=truncated_by,
     )

@@ -3,13 +3,20 @@
 Each subcommand lives in its own module exposing ``add_arguments(parser)`` and
 ``main(args) -> int``; modules are imported only when their subcommand runs so
 ``--help`` stays fast and a missing optional dependency affects one command.
+Numeric options get validating types here (``OPTION_TYPES``), so a bad value
+is one line before any dataset is read or model is called.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+from collections.abc import Callable
+from typing import Any
 
+from kgsql.cli_types import (
+    OneLineParser, non_negative_int, positive_float, positive_int, probability, retype,
+)
 from kgsql.errors import KgsqlError
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -19,9 +26,18 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("kgsql.eval.compare", "per-question wins/losses between two runs"),
 }
 
+#: Validating types of each subcommand's numeric options, by ``dest``.
+OPTION_TYPES: dict[str, dict[str, Callable[[str], Any]]] = {
+    "linking": {"limit": positive_int, "threads": positive_int,
+                "table_threshold": probability, "column_threshold": probability},
+    "score": {"limit": positive_int, "timeout": positive_float, "soft_f1_digits": non_negative_int},
+    "run": {"limit": positive_int, "seed": non_negative_int, "n_ctx": positive_int,
+            "timeout": positive_float, "concurrency": positive_int},
+}
+
 
 def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, object]:
-    parser = argparse.ArgumentParser(prog="python -m kgsql.eval", description=__doc__)
+    parser = OneLineParser(prog="python -m kgsql.eval", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     chosen = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     module = None
@@ -30,6 +46,7 @@ def build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, object]:
         if name == chosen:
             module = importlib.import_module(mod_name)
             module.add_arguments(sp)
+            retype(sp, OPTION_TYPES.get(name, {}))
     return parser, module
 
 

@@ -55,10 +55,12 @@ def available_methods() -> list[str]:
 
 
 def _option_fields() -> dict[str, Any]:
+    """Defaults of every option name some method knows (the method itself refuses the others when built)."""
     from kgsql.generate.pipeline import MethodOptions
+    from kgsql.stages.method import OneCallOptions
 
     defaults: dict[str, Any] = {}
-    for f in fields(MethodOptions):
+    for f in [*fields(OneCallOptions), *fields(MethodOptions)]:
         if f.default is not MISSING:
             defaults[f.name] = f.default
         elif f.default_factory is not MISSING:  # type: ignore[misc]

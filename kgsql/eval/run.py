@@ -29,7 +29,8 @@ from kgsql.eval.metrics import METRICS
 from kgsql.eval.protocols import ABLATIONS, PAPER_SHOTS, cross_fold_groups, paper_table, parse_folds, single_groups
 from kgsql.eval.records import Record, RecordLog
 from kgsql.eval.report import summarize, write_report
-from kgsql.eval.runner import RunSpec, graph_name, ingest_databases, run_group, select_examples
+from kgsql.eval.runner import RunSpec, ingest_databases, run_group, select_examples
+from kgsql.eval.timing import format_breakdown, time_breakdown
 
 SPATIAL_TIMEOUT_S = 120.0  # one tourism gold query alone takes ~25 s (docs/eval.md)
 DEFAULT_TIMEOUT_S = 30.0
@@ -62,6 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", action="append", default=None,
                         help="only questions of these databases (comma list; repeatable)")
     parser.add_argument("--limit", type=int, default=None, help="N questions (per split)")
+    parser.add_argument("--skip-missing-db", action="store_true",
+                        help="sample only questions whose database file exists (default: sample all, "
+                             "log the others unscored)")
     parser.add_argument("--seed", type=int, default=None,
                         help="with --limit: a fixed random sample of N (default: the first N)")
     parser.add_argument("--questions-lang", choices=("en", "zh"), default="en", help="spatial question language")
@@ -209,7 +213,10 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
     cells: list[Cell] = []
     try:
         for dataset in datasets:
-            examples = select_examples(dataset.examples, limit=args.limit, seed=args.seed, dbs=dbs)
+            pool_of_questions = dataset.examples
+            if getattr(args, "skip_missing_db", False):
+                pool_of_questions = [e for e in dataset.examples if dataset.db_path(e.db_id) is not None]
+            examples = select_examples(pool_of_questions, limit=args.limit, seed=args.seed, dbs=dbs)
             if not examples:
                 raise InputError(f"{dataset.name} {dataset.split}: no questions selected")
             missing = [e for e in examples if dataset.db_path(e.db_id) is None]
@@ -276,7 +283,7 @@ def _cell_summary(cell: Cell, metric: str) -> dict[str, Any]:
             "bird_ex": s["bird_ex"], "soft_f1": s["soft_f1"], "tokens_mean": s["tokens_mean"],
             "tokens_total": s["tokens_total"], "latency_mean_s": s["latency_mean_s"],
             "rounds_mean": s["rounds_mean"], "minutes": round(_cost_minutes(cell.records), 2),
-            "wall_s_this_session": round(cell.wall_s, 1)}
+            "wall_s_this_session": round(cell.wall_s, 1), "time": time_breakdown(cell.records)}
 
 
 def _finish(args: argparse.Namespace, out: Path, cells: list[Cell], methods: list[str], metric: str,
@@ -325,6 +332,8 @@ def print_results(meta: dict[str, Any]) -> None:
         print(f"{c['split'] or 'dev'} {c['method']} {c['shots']}-shot: {metric} {value} "
               f"({c['n_scored']} scored of {c['n']}; {c['n_pred_error']} prediction errors) · "
               f"{tokens} tokens/question · {c['minutes']:.1f} min · {c['dir']}")
+        if c.get("time"):
+            print(format_breakdown(c["time"]))
         if c["n_missing_db"]:
             print(f"  {c['n_missing_db']} question(s) not scored: database file missing"
                   + (" (all of them)" if c["n_missing_db"] == c["n"] else ""))

@@ -98,6 +98,15 @@ def seeded_picks(n: int, k: int, seed: int) -> list[int]:
     return picks
 
 
+def by_database(examples: Sequence[Example]) -> list[Example]:
+    """Questions grouped by database (first-seen database order, dataset order inside), so a
+    prefix-caching model server reads each database's schema once, not once per question."""
+    first: dict[str, int] = {}
+    for i, e in enumerate(examples):
+        first.setdefault(e.db_id, i)
+    return sorted(examples, key=lambda e: first[e.db_id])
+
+
 # --------------------------------------------------------------------------- graph names
 
 
@@ -144,8 +153,10 @@ def missing_record(example: Example) -> Record:
                   difficulty=example.difficulty, label=example.label, error=MISSING_DB, error_kind="missing_db")
 
 
-def answer_record(example: Example, dataset: Dataset, answer: Any, *, timeout_s: float) -> Record:
-    """Score ``answer`` against the gold SQL and keep what the report and a reader need."""
+def answer_record(example: Example, dataset: Dataset, answer: Any, *, timeout_s: float,
+                  schema: Any = None) -> Record:
+    """Score ``answer`` against the gold SQL and keep what the report and a reader need;
+    ``schema`` (the database's) lets the record name the gold columns the selection missed."""
     sql = (getattr(answer, "sql", "") or "").strip() or None
     t0 = time.perf_counter()
     verdict = evaluate_prediction(dataset.db_path(example.db_id), example.gold, sql, timeout_s=timeout_s)
@@ -170,10 +181,50 @@ def answer_record(example: Example, dataset: Dataset, answer: Any, *, timeout_s:
         "tips": list(getattr(answer, "tips", []) or []),
         "candidates": list(getattr(answer, "candidates", []) or []),
         "examples": list(getattr(answer, "examples", []) or []),
+        "calls": [call_record(p) for p in prompts],
+        "repaired": getattr(answer, "repaired", 0),
     })
+    selection = getattr(answer, "selection", None) or {}
+    if selection.get("tables"):
+        rec.extra["selection"] = selected_names(selection)
+        missed = missed_gold(example, selection, schema)
+        if missed is not None:
+            rec.extra["selection"]["gold_missed"] = missed
     if verdict.gold_errors and verdict.error_kind != "gold_error":
         rec.extra["gold_errors"] = verdict.gold_errors
     return rec
+
+
+def call_record(prompt: dict[str, Any]) -> dict[str, Any]:
+    """One LLM call as a record keeps it: purpose, tokens, seconds and the raw output."""
+    return {"step": prompt.get("step"), "prompt_tokens": prompt.get("prompt_tokens"),
+            "cached_tokens": prompt.get("cached_tokens"), "completion_tokens": prompt.get("completion_tokens"),
+            "seconds": round(float(prompt.get("latency_s") or 0.0), 3), "from_cache": bool(prompt.get("from_cache")),
+            "output": prompt.get("response", "")}
+
+
+def selected_names(selection: dict[str, Any]) -> dict[str, Any]:
+    """The tables and ``table.column`` names retrieval selected."""
+    return {"tables": list(selection.get("tables") or []),
+            "columns": [f"{c['table']}.{c['column']}" for c in selection.get("columns") or []]}
+
+
+def missed_gold(example: Example, selection: dict[str, Any], schema: Any) -> list[str] | None:
+    """Gold ``table.column`` names the selection left out (None when the gold SQL cannot be resolved)."""
+    if schema is None or not example.gold:
+        return None
+    from kgsql.eval.gold_schema import gold_schema
+
+    try:
+        gold = gold_schema(example.gold[0], schema)
+    except Exception:  # noqa: BLE001 - a gold query sqlglot cannot read: nothing to report
+        return None
+    chosen = {(c["table"].lower(), c["column"].lower()) for c in selection.get("columns") or []}
+    tables = {t.lower() for t in selection.get("tables") or []}
+    missed = [f"{t}.{c}" for t, c in sorted(gold.columns) if (t.lower(), c.lower()) not in chosen]
+    missed += [t for t in sorted(gold.tables) if t.lower() not in tables and not any(
+        m.startswith(t + ".") for m in missed)]
+    return missed
 
 
 def _produced_nothing(answer: Any) -> bool:
@@ -222,7 +273,7 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
 
     Records of questions already logged are returned as logged (resume)."""
     logged = {r.id: r for r in log.records()}
-    todo = [e for e in group.examples if e.id not in logged]
+    todo = by_database([e for e in group.examples if e.id not in logged])
     done_before = [logged[e.id] for e in group.examples if e.id in logged]
     bar = _Progress(len(group.examples), done_before, spec.metric, progress, desc)
     lock = threading.Lock()
@@ -248,7 +299,9 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
             return finish(rec)
         if _produced_nothing(answer):
             raise RunAborted(f"{example.id}: the method produced nothing: {answer.error}")
-        return finish(answer_record(example, dataset, answer, timeout_s=spec.timeout_s))
+        schema = getattr(asker, "schema", None)
+        full = schema(names[example.db_id]) if callable(schema) else None
+        return finish(answer_record(example, dataset, answer, timeout_s=spec.timeout_s, schema=full))
 
     def settle(example: Example, call: Callable[[], Record | None]) -> None:
         try:

@@ -8,15 +8,13 @@ encoder, format version) and reused by every later run.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from kgsql.paths import cache_root
+from kgsql.paths import cache_root, write_private
 
 
 def cache_dir() -> Path:
@@ -30,16 +28,8 @@ def cache_file(*parts: str, suffix: str) -> Path:
 
 
 def _atomic_write(path: Path, write: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Replace ``path`` atomically with a private (0600) file: cached pool data is the user's own."""
+    write_private(path, write)
 
 
 def load_array(path: Path, rows: int) -> np.ndarray | None:

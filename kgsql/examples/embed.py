@@ -11,9 +11,10 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from kgsql.examples.cache import cache_file, load_array, save_array
+from kgsql.examples.cache import cache_file, load_array
 from kgsql.examples.mask import MASK_VERSION, SchemaVocabulary, mask_question
 from kgsql.examples.pool import ExamplePool
+from kgsql.paths import write_private
 from kgsql.examples.sqlparts import sql_values
 from kgsql.schema.model import DatabaseSchema
 
@@ -92,8 +93,8 @@ class PoolEmbeddings:
         if len(self.pool) == 0:
             return np.zeros((0, self.encoder.dim), dtype=np.float32)
         vectors = np.asarray(self.encoder.encode_pooled(self.texts()), dtype=np.float32)
-        if self.use_cache:
-            save_array(path, vectors)
+        if self.use_cache:  # private: 0600 in a 0700 folder (the questions' embeddings)
+            write_private(path, lambda fh: np.save(fh, vectors, allow_pickle=False))
         return vectors
 
     def query_text(self, question: str, schema: DatabaseSchema | None = None,

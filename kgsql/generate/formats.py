@@ -12,6 +12,12 @@
   ...\\nQuestion: ...`` / SQL or auto-CoT), then the question as a user message.
 * ``act-completion``  ACT-SQL's prompt for completion models, sent as one user
   message ending in ``SELECT`` (or "Let's think step by step." with CoT).
+* ``schema-first``  kgsql's one-call prompt: DAIL's pieces in prefix-cache
+  order. What is stable for a database comes first (the schema and its
+  geographic descriptions), what changes per question last (spatial function
+  notes, examples, graph hints, evidence, tips, the question), so a server
+  with prompt-prefix caching reads a database's schema once for all its
+  questions. Ends in ``SELECT`` like ``dail``.
 
 Formats only arrange text; what goes in (schema style, rows, which
 examples, CoT or not) is decided by the method options.
@@ -34,6 +40,7 @@ ACT_SYSTEM = "Given the database schema, you need to translate the question into
 DAIL_QUESTION = "Answer the following with no explanation: {question}\nSELECT"
 DAIL_SCHEMA = "/* Given the following database schema: */"
 DAIL_EXAMPLES = "/* Some SQL examples are provided based on similar problems: */"
+HINTS_TITLE = "Hints from the database"
 COT_TRIGGER = "Let's think step by step."
 
 
@@ -62,6 +69,7 @@ class PromptParts:
     evidence: str = ""
     tips: str = ""        # schema tips from failed attempts
     cot: bool = False     # the shots' answers are chains of thought
+    hints: str = ""       # graph-derived hints (values the question names, join conditions)
 
 
 @dataclass(frozen=True)
@@ -107,22 +115,44 @@ def _dail_shot(shot: Shot) -> str:
     return f"{DAIL_SCHEMA}\n{shot.schema.strip()}\n\n{qa}" if shot.schema.strip() else qa
 
 
-def dail_format(parts: PromptParts) -> FormattedPrompt:
-    examples = ""
-    if parts.shots:
-        examples = DAIL_EXAMPLES + "\n" + "\n\n".join(_dail_shot(s) for s in parts.shots)
-    body = join_sections(
-        _comment_section("Spatial functions", parts.knowledge),
-        examples,
-        f"{DAIL_SCHEMA}\n{parts.schema.strip()}",
-        _comment_section("Geographic descriptions of the tables", parts.geo),
-        _comment_section("Evidence", parts.evidence),
-        _comment_section("Schema tips", parts.tips),
-        DAIL_QUESTION.format(question=parts.question),
-    )
+def _examples(parts: PromptParts) -> str:
+    if not parts.shots:
+        return ""
+    return DAIL_EXAMPLES + "\n" + "\n\n".join(_dail_shot(s) for s in parts.shots)
+
+
+def _continue_select(parts: PromptParts, *sections: str) -> FormattedPrompt:
+    """One user message of ``sections`` (empty ones left out), then the DAIL question ending in SELECT."""
+    body = join_sections(*sections, DAIL_QUESTION.format(question=parts.question))
     messages: list[Message] = [{"role": "system", "content": parts.system}] if parts.system.strip() else []
     messages.append({"role": "user", "content": body})
     return FormattedPrompt(messages, "SELECT")
+
+
+def dail_format(parts: PromptParts) -> FormattedPrompt:
+    return _continue_select(
+        parts,
+        _comment_section("Spatial functions", parts.knowledge),
+        _examples(parts),
+        f"{DAIL_SCHEMA}\n{parts.schema.strip()}",
+        _comment_section("Geographic descriptions of the tables", parts.geo),
+        _comment_section(HINTS_TITLE, parts.hints),
+        _comment_section("Evidence", parts.evidence),
+        _comment_section("Schema tips", parts.tips),
+    )
+
+
+def schema_first_format(parts: PromptParts) -> FormattedPrompt:
+    return _continue_select(
+        parts,
+        f"{DAIL_SCHEMA}\n{parts.schema.strip()}",
+        _comment_section("Geographic descriptions of the tables", parts.geo),
+        _comment_section("Spatial functions", parts.knowledge),
+        _examples(parts),
+        _comment_section(HINTS_TITLE, parts.hints),
+        _comment_section("Evidence", parts.evidence),
+        _comment_section("Schema tips", parts.tips),
+    )
 
 
 # --------------------------------------------------------------------------- ACT-SQL
@@ -173,5 +203,6 @@ def act_completion_format(parts: PromptParts) -> FormattedPrompt:
 
 
 register_format("dail", dail_format)
+register_format("schema-first", schema_first_format)
 register_format("chat", chat_format)
 register_format("act-completion", act_completion_format)

@@ -28,8 +28,8 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Protocol, Sequence
 
-from kgsql.db.guard import QueryResult, SQLQueryError, execute_query
-from kgsql.errors import InputError, KgsqlError, UnknownNameError, UnsafeSQLError
+from kgsql.db.guard import QueryResult
+from kgsql.errors import InputError, KgsqlError, UnknownNameError
 from kgsql.generate.evidence import Evidence, EvidenceGenerator, ValueHint
 from kgsql.generate.formats import PromptParts, Shot
 from kgsql.generate.render import RenderOptions, render_geo_descriptions, render_kg_schema
@@ -112,6 +112,7 @@ class Answer:
     candidates: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)  # ids of the pool examples shown
     rounds: int = 0
+    repaired: int = 0  # candidates written by join repair (no model call)
     prompts: list[dict[str, Any]] = field(default_factory=list)
     tokens: dict[str, int] = field(default_factory=dict)
     latency_s: float = 0.0
@@ -119,6 +120,14 @@ class Answer:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def finish(self, trace: Trace, started: float) -> "Answer":
+        """Record the calls, their tokens and the time since ``started`` (``time.perf_counter``)."""
+        self.prompts = trace.to_list()
+        self.tokens = {"prompt": trace.prompt_tokens, "completion": trace.completion_tokens,
+                       "cached": trace.cached_tokens, "total": trace.prompt_tokens + trace.completion_tokens}
+        self.latency_s = time.perf_counter() - started
+        return self
 
     def records(self) -> list[dict[str, Any]]:
         """Rows as dicts, ready for ``pandas.DataFrame(answer.records())``."""
@@ -241,16 +250,12 @@ class Text2SQL:
 
     def _spatial_knowledge(self, question: str, schema: DatabaseSchema) -> tuple[str, str]:
         """(SDBMS preamble, function explanations) for this question; ("", "") when off or not spatial."""
-        if not (schema.is_spatial and self.options.sdbms):
+        if not self.options.sdbms:
             return "", ""
-        from kgsql.generate.spatial import SpatialKnowledge
+        from kgsql.generate.spatial import spatial_notes
 
-        kb = SpatialKnowledge.load()
-        if self.options.spatial_function_list:
-            functions = [f for f in (kb.function(n) for n in self.options.spatial_function_list) if f is not None]
-        else:
-            functions = kb.select(question, schema, k=self.options.spatial_functions)
-        return kb.preamble, kb.render(functions, preamble=False) if functions else ""
+        return spatial_notes(question, schema, k=self.options.spatial_functions,
+                             fixed=self.options.spatial_function_list)
 
     def _spatial(self, question: str, schema: DatabaseSchema) -> tuple[str, str]:
         """(system preamble, spatial functions section) for this question."""
@@ -311,11 +316,7 @@ class Text2SQL:
             self._answer(asked, full, evidence, answer, trace)
         except KgsqlError as exc:  # LLM down, garbage output...: reported, not raised
             answer.error = str(exc)
-        answer.prompts = trace.to_list()
-        answer.tokens = {"prompt": trace.prompt_tokens, "completion": trace.completion_tokens,
-                         "cached": trace.cached_tokens, "total": trace.prompt_tokens + trace.completion_tokens}
-        answer.latency_s = time.perf_counter() - t0
-        return answer
+        return answer.finish(trace, t0)
 
     def _standalone(self, question: str, history: list[str], trace: Trace) -> str:
         if not history:
@@ -433,7 +434,7 @@ class Text2SQL:
         trace, tips=...)`` returns (raw text, prompt suffix); ``generator.stepwise`` says whether the
         answer is the last query of the output."""
         from kgsql.generate.extract import extract_sql
-        from kgsql.generate.tips import Tip, render_tips
+        from kgsql.correct import CheckContext, Tip, render_tips
 
         opts = self.options
         tips: list[Tip] = []
@@ -442,30 +443,31 @@ class Text2SQL:
         failed = ""  # the last candidate's text and problem, shown in the next round
         best: _Candidate | None = None
         rounds = max(1, opts.max_rounds) if opts.tips else 1
-        for round_no in range(1, rounds + 1):
-            tips_text = join_sections(failed, render_tips(tips)) if tips else ""
-            raw, suffix = generator.generate(prompt, question, trace, tips=tips_text)
-            answer.rounds = round_no
-            try:
-                sql = extract_sql(raw, prompt_suffix=suffix, last=generator.stepwise)
-            except KgsqlError as exc:
-                sql, result, error = "", None, str(exc)
-                new = [Tip("no_sql", "Answer with one SQL query only, in a ```sql block.")]
-            else:
-                answer.candidates.append(sql)
-                result, error, new = self._check(sql, schema, question, last=round_no == rounds)
-                candidate = _Candidate(sql, result, error)
-                if best is None or candidate.rank >= best.rank:
-                    best = candidate
-            if opts.tip_kinds:
-                new = [t for t in new if t.kind in opts.tip_kinds]
-            fresh = [t for t in new if t.text not in {x.text for x in tips}]
-            if not opts.tips or not fresh:
-                break
-            tips.extend(fresh)
-            if opts.show_failed_query and sql:
-                problem = f"It failed: {error}" if error else "It returned no rows."
-                failed = fill("failed_query", sql=sql, problem=problem)
+        with CheckContext(schema, question, timeout_s=opts.timeout_s, max_rows=opts.max_rows) as ctx:
+            for round_no in range(1, rounds + 1):
+                tips_text = join_sections(failed, render_tips(tips)) if tips else ""
+                raw, suffix = generator.generate(prompt, question, trace, tips=tips_text)
+                answer.rounds = round_no
+                try:
+                    sql = extract_sql(raw, prompt_suffix=suffix, last=generator.stepwise)
+                except KgsqlError as exc:
+                    sql, result, error = "", None, str(exc)
+                    new = [Tip("no_sql", "Answer with one SQL query only, in a ```sql block.")]
+                else:
+                    answer.candidates.append(sql)
+                    result, error, new = self._check(ctx, sql, last=round_no == rounds)
+                    candidate = _Candidate(sql, result, error)
+                    if best is None or candidate.rank >= best.rank:
+                        best = candidate
+                if opts.tip_kinds:
+                    new = [t for t in new if t.kind in opts.tip_kinds]
+                fresh = [t for t in new if t.text not in {x.text for x in tips}]
+                if not opts.tips or not fresh:
+                    break
+                tips.extend(fresh)
+                if opts.show_failed_query and sql:
+                    problem = f"It failed: {error}" if error else "It returned no rows."
+                    failed = fill("failed_query", sql=sql, problem=problem)
         answer.tips = [t.text for t in tips]
         if best is not None:
             answer.sql, result, error = best.sql, best.result, best.error
@@ -473,28 +475,13 @@ class Text2SQL:
         if result is not None:
             answer.columns, answer.rows, answer.truncated = list(result.columns), list(result.rows), result.truncated
 
-    def _check(self, sql: str, schema: DatabaseSchema, question: str, *, last: bool):  # type: ignore[no-untyped-def]
-        """Run the candidate; return (result, error text, tips for the next round).
-
-        The static check (sqlglot qualification against the schema) runs first
-        and names every unknown table/column at once, where SQLite stops at the
-        first; its tips are used only when SQLite also rejects the query, so a
-        static false positive never costs a round.
+    def _check(self, ctx: Any, sql: str, *, last: bool):  # type: ignore[no-untyped-def]
+        """Run the candidate on the question's CheckContext; return (result, error text, tips for the
+        next round). See :func:`kgsql.correct.check_candidate`: the static name check runs first and its
+        tips are used only when SQLite also rejects the query, so a static false positive never costs a
+        round.
         """
-        from kgsql.generate.tips import Tip, empty_result_tip, precheck, tips_from_error, value_tips
+        from kgsql.correct import check_candidate
 
-        opts = self.options
-        dialect = "spatialite" if schema.is_spatial else "sqlite"
-        static = precheck(sql, schema) if opts.tips else []
-        try:
-            result = execute_query(schema.path, sql, timeout_s=opts.timeout_s, max_rows=opts.max_rows)
-        except UnsafeSQLError as exc:
-            return None, str(exc), [Tip("unsafe", "Write exactly one read-only SELECT query.")]
-        except SQLQueryError as exc:
-            tips = tips_from_error(exc, sql, schema, dialect=dialect) if opts.tips else []
-            return None, str(exc), tips + [t for t in static if t.text not in {x.text for x in tips}]
-        if not result.rows and opts.tips and not last:
-            soft = value_tips(sql, schema, schema.path)
-            empty = empty_result_tip(question, sql)
-            return result, None, soft + ([empty] if empty else [])
-        return result, None, []
+        checked = check_candidate(ctx, sql, tips=self.options.tips, last=last)
+        return checked.result, checked.error, checked.tips

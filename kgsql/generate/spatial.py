@@ -17,7 +17,7 @@ import re
 import threading
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import yaml
 
@@ -262,3 +262,18 @@ class SpatialKnowledge:
         """"Area(g Geometry, 1) returns area in ..." for tips about a wrong call."""
         returns = function.returns.rstrip(".")
         return f"{function.signature} returns {returns}." if returns else f"{function.signature}."
+
+
+def spatial_notes(question: str, schema: Any, *, k: int = 6, fixed: Sequence[str] = ()) -> tuple[str, str]:
+    """(SDBMS preamble, explanations of the functions this question needs) for a spatial schema.
+
+    ``fixed`` names a constant function list (SSpa's) instead of the per-question choice;
+    ("", "") for a database without geometry."""
+    if not getattr(schema, "is_spatial", False):
+        return "", ""
+    kb = SpatialKnowledge.load()
+    if fixed:
+        functions = [f for f in (kb.function(n) for n in fixed) if f is not None]
+    else:
+        functions = kb.select(question, schema, k=k)
+    return kb.preamble, kb.render(functions, preamble=False) if functions else ""

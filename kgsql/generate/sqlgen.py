@@ -11,6 +11,7 @@ The direct form is SSpa/DAIL's "Answer the following with no explanation:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from kgsql.generate.formats import PromptParts, format_prompt
 from kgsql.generate.templates import bullet_list, fill, join_sections, parse_bullets, section
@@ -92,8 +93,12 @@ class FormattedSQLGenerator:
         self.max_tokens = max_tokens
         self.step = step
 
-    def generate(self, prompt: PromptParts, question: str, trace: Trace, *, tips: str = "") -> tuple[str, str]:
-        """(raw model text, the text the prompt ended with), like ``SQLGenerator.generate``."""
+    def generate(self, prompt: PromptParts, question: str, trace: Trace, *, tips: str = "",
+                 step: str | None = None, **params: Any) -> tuple[str, str]:
+        """(raw model text, the text the prompt ended with), like ``SQLGenerator.generate``;
+        ``step`` names the call in the trace (default: the generator's), ``params``
+        (temperature, seed) go to the model."""
         parts = replace(prompt, question=question, tips=tips) if tips or prompt.question != question else prompt
         formatted = format_prompt(self.question_format, parts)
-        return trace.call(self.lm, self.step, formatted.messages, max_tokens=self.max_tokens), formatted.suffix
+        completion = trace.call(self.lm, step or self.step, formatted.messages, max_tokens=self.max_tokens, **params)
+        return completion, formatted.suffix

@@ -19,6 +19,10 @@ geometry columns keep their geometry type (``point``), which Spider lacks.
   with the declared types, NOT NULL, primary and foreign keys, as the
   database declares them (rebuilt from the schema, not copied from
   ``sqlite_master``, so a selected sub-schema renders the same way).
+* ``code-values``   the code representation with the graph's value knowledge as
+  comments on low-cardinality text columns (``-- values: 'Africa', 'Asia'``
+  when the examples are every distinct value, ``-- e.g. ...`` otherwise); key
+  and id columns, numbers and long free text get none (kgsql's default).
 * ``kg``            kgsql's unified KG-based schema (``render.render_kg_schema``).
 
 ``render_schema(style, schema, example_rows=c)`` adds ACT-SQL's
@@ -185,6 +189,38 @@ def _code(schema: DatabaseSchema, table: Table) -> str:
     return f"CREATE TABLE {table_ref(table.name)} (\n" + ",\n".join(lines) + "\n);"
 
 
+#: Text columns with at most this many distinct values get a values comment.
+LOW_CARDINALITY = 40
+_ID_NAME = re.compile(r"(^|_)(id|code|key|no|num|number)$|id$", re.I)
+
+
+def _values_comment(schema: DatabaseSchema, table: Table, column_name: str) -> str:
+    """`` -- values: 'a', 'b'`` for a low-cardinality text column; "" where values would not help."""
+    col = table.column(column_name)
+    keys = {fk.column for fk in _fks(schema, table)}
+    distinct = col.stats.distinct_count
+    if (col.is_primary_key or col.name in keys or col.spatial is not None or not col.value_examples
+            or col.stats.min is not None or spider_type(col.type) not in ("text", "others")
+            or _ID_NAME.search(col.name) or distinct is None or distinct > LOW_CARDINALITY):
+        return ""
+    shown = [v for v in col.value_examples[:5] if len(v) <= 30 and "\n" not in v]
+    if not shown:
+        return ""
+    quoted = ", ".join("'" + v.replace("'", "''") + "'" for v in shown)
+    return f" -- values: {quoted}" if distinct <= len(shown) else f" -- e.g. {quoted}"
+
+
+def _code_values(schema: DatabaseSchema, table: Table) -> str:
+    """DAIL's CREATE TABLE with value comments (a comment ends its line, so it follows the comma)."""
+    lines = _code(schema, table).split("\n")
+    out = [lines[0]]
+    for line, col in zip(lines[1:], table.columns):
+        comment = _values_comment(schema, table, col.name)
+        out.append(line + comment if comment else line)
+    out.extend(lines[1 + len(table.columns):])
+    return "\n".join(out)
+
+
 def _kg(schema: DatabaseSchema) -> str:
     return render_kg_schema(schema, RenderOptions())
 
@@ -196,4 +232,6 @@ register_style(SchemaStyle("create-eoc", table=_create("eoc"), description="ACT-
 register_style(SchemaStyle("create-eot", table=_create("eot"), description="ACT-SQL Create, keys at end of table"))
 register_style(SchemaStyle("code", table=_code, separator="\n\n",
                            description="DAIL-SQL code representation: CREATE TABLE statements"))
+register_style(SchemaStyle("code-values", table=_code_values, separator="\n\n",
+                           description="code representation + values of low-cardinality text columns as comments"))
 register_style(SchemaStyle("kg", whole=_kg, description="kgsql unified KG-based schema"))

@@ -1,17 +1,17 @@
 """``python -m kgsql.graph status|start|stop|export``: manage the embedded graph server."""
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
+from kgsql.cli_types import OneLineParser
 from kgsql.errors import KgsqlError
 from kgsql.graph.embedded import default_graph_dir, ensure_server, running_server, stop_server
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m kgsql.graph", description=__doc__)
+    p = OneLineParser(prog="python -m kgsql.graph", description=__doc__)
     p.add_argument("command", choices=["status", "start", "stop", "export"])
     p.add_argument("--root", type=Path, default=None, help="embedded server folder (default: KGSQL_GRAPH_DIR or ~/.cache/kgsql/graph)")
     p.add_argument("--db", help="export: database name")

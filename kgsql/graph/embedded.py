@@ -14,6 +14,11 @@ start each time. Its state lives in one folder (default
 - ``server.log``        the daemon's output, quoted in start errors;
 - ``server/``           ArcadeDB's own root (databases, config, logs).
 
+The graph holds value samples and descriptions of the ingested databases, so
+the folder is private: created 0700 (tightened, with one line on stderr, when
+it is found open to others: ``kgsql.paths.private_dir``), files 0600, and the
+daemon runs with umask 077 so ArcadeDB's own files are private as well.
+
 ``python -m kgsql.graph status|start|stop`` manages it by hand.
 """
 from __future__ import annotations
@@ -34,6 +39,7 @@ from pathlib import Path
 from typing import Iterator
 
 from kgsql.errors import GraphUnavailableError
+from kgsql.paths import open_private, private_dir, write_private
 
 GRAPH_DATABASE = "kgsql"
 ROOT_USER = "root"
@@ -104,7 +110,7 @@ def _credentials(root: Path) -> str:
     if path.exists():
         return str(json.loads(path.read_text())["password"])
     password = secrets.token_urlsafe(18)
-    root.mkdir(parents=True, exist_ok=True)
+    private_dir(root)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as fh:
         json.dump({"user": ROOT_USER, "password": password}, fh)
@@ -114,8 +120,8 @@ def _credentials(root: Path) -> str:
 @contextmanager
 def _start_lock(root: Path) -> Iterator[None]:
     """Serialise starts so two callers never spawn two servers on one folder."""
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / "start.lock", "w") as fh:
+    private_dir(root)
+    with open_private(root / "start.lock", "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
@@ -148,7 +154,7 @@ def running_server(root: Path | None = None) -> EmbeddedServerInfo | None:
 
 def ensure_server(root: Path | None = None) -> EmbeddedServerInfo:
     """Reuse the running embedded server of ``root`` or start one and wait for it."""
-    root = Path(root or default_graph_dir())
+    root = private_dir(Path(root or default_graph_dir()))  # checked at every start, reused or not
     info = running_server(root)
     if info is not None:
         return info
@@ -160,7 +166,7 @@ def ensure_server(root: Path | None = None) -> EmbeddedServerInfo:
         (root / "server.json").unlink(missing_ok=True)
         log_path = root / "server.log"
         t0 = time.monotonic()
-        with open(log_path, "w") as log:
+        with open_private(log_path, "w") as log:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "kgsql.graph.embedded", "serve", "--root", str(root)],
                 stdin=subprocess.DEVNULL,
@@ -214,7 +220,8 @@ def _log_tail(path: Path, lines: int = 5) -> str:
 def serve(root: Path) -> int:
     """Daemon body: start ArcadeDB with Bolt, publish ``server.json``, wait for SIGTERM."""
     t0 = time.monotonic()
-    root = root.resolve()
+    os.umask(0o077)  # ArcadeDB's databases, config and logs: 0600 files, 0700 folders
+    root = private_dir(root).resolve()
     os.chdir(root)  # ArcadeDB writes ./log relative to the working directory
     import arcadedb_embedded as arcadedb
 
@@ -249,9 +256,7 @@ def serve(root: Path) -> int:
         "started_in_s": round(time.monotonic() - t0, 3),
         "started_at": time.time(),
     }
-    tmp = root / "server.json.tmp"
-    tmp.write_text(json.dumps(state))
-    tmp.replace(root / "server.json")
+    write_private(root / "server.json", json.dumps(state).encode())
     print(f"kgsql embedded graph ready on bolt://127.0.0.1:{bolt_port}", flush=True)
     while not stopping:
         time.sleep(0.2)

@@ -7,19 +7,30 @@ code and the same Cypher. Statements are named files from ``cypher/``
 
 Where servers differ (ArcadeDB has no vector indexes), callers ask
 ``store.capabilities`` instead of writing a second Cypher dialect.
+
+Two writers at once (two folder ingests) can make the server refuse a
+statement or a commit as a transient conflict (ArcadeDB: "concurrent change
+to the same record. Please retry"; Neo4j: a TransientError such as a
+deadlock). Statements and write transactions are retried a few times with
+jittered exponential backoff; a conflict that outlasts them is an
+``IngestInProgressError`` saying another ingest is writing.
 """
 from __future__ import annotations
 
 import logging
+import random
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase
-from neo4j.exceptions import AuthError, ConfigurationError, Neo4jError, ServiceUnavailable, SessionExpired
+from neo4j.exceptions import (
+    AuthError, ConfigurationError, Neo4jError, ServiceUnavailable, SessionExpired, TransientError,
+)
 
-from kgsql.errors import GraphError, GraphUnavailableError
+from kgsql.errors import GraphError, GraphUnavailableError, IngestInProgressError
 from kgsql.graph import cypher
 from kgsql.graph.config import GraphConfig, resolve_config
 from kgsql.graph.embedded import GRAPH_DATABASE, ROOT_USER, EmbeddedServerInfo, ensure_server
@@ -29,6 +40,23 @@ T = TypeVar("T")
 
 #: Failures that mean "the server is not there (any more)".
 _CONNECTION_ERRORS = (ServiceUnavailable, SessionExpired, ConnectionError, OSError)
+
+#: Tries of a statement or write transaction the server refused as a transient
+#: conflict, and the backoff before each retry: base * 2**n seconds, capped, +-50%.
+CONFLICT_ATTEMPTS = 6
+CONFLICT_BASE_DELAY_S = 0.05
+CONFLICT_MAX_DELAY_S = 1.0
+_CONFLICT_WORDS = ("please retry", "concurrent modification", "concurrent change")
+
+
+def is_transient_conflict(exc: BaseException) -> bool:
+    """True for a server error that a retry can cure (a concurrent change, a deadlock)."""
+    if isinstance(exc, TransientError):
+        return True
+    if isinstance(exc, Neo4jError):
+        text = f"{exc.message or ''} {exc.code or ''}".lower()
+        return any(word in text for word in _CONFLICT_WORDS)
+    return False
 
 
 @dataclass(frozen=True)
@@ -99,11 +127,34 @@ class GraphStore:
         for stmt in cypher.statements("constraints"):
             self.run_text(stmt)
 
+    def _retrying(self, what: str, attempt: Callable[[], T]) -> T:
+        """``attempt()``, run again after a transient conflict (at most CONFLICT_ATTEMPTS tries)."""
+        tries = 0
+        while True:
+            try:
+                return attempt()
+            except Neo4jError as exc:
+                tries += 1
+                if not is_transient_conflict(exc):
+                    raise
+                if tries >= CONFLICT_ATTEMPTS:
+                    raise IngestInProgressError(
+                        f"graph {what} at {self.uri} kept colliding with another writer (concurrent changes to "
+                        f"the same records) after {tries} tries: another ingest is writing; retry when it finishes"
+                    ) from exc
+                delay = min(CONFLICT_BASE_DELAY_S * 2 ** (tries - 1), CONFLICT_MAX_DELAY_S) * random.uniform(0.5, 1.5)
+                log.debug("graph %s conflicted (%s); retry %d in %.2fs", what, _short_message(exc), tries, delay)
+                time.sleep(delay)
+
     def run_text(self, query: str, /, **params: Any) -> list[dict[str, Any]]:
         """Run a Cypher string in an auto-commit transaction (reads and schema)."""
-        try:
+
+        def attempt() -> list[dict[str, Any]]:
             with self._driver.session(database=self.database) as session:
                 return [r.data() for r in session.run(query, **params)]
+
+        try:
+            return self._retrying("query", attempt)
         except _CONNECTION_ERRORS as exc:
             raise GraphUnavailableError(f"graph server at {self.uri} went away: {_short(exc)}") from exc
         except Neo4jError as exc:
@@ -114,8 +165,14 @@ class GraphStore:
         return self.run_text(cypher.statement(name), **params)
 
     def write(self, work: Callable[[Tx], T]) -> T:
-        """Run ``work`` in one explicit transaction: all of it commits or none does."""
-        try:
+        """Run ``work`` in one explicit transaction: all of it commits or none does.
+
+        After a transient conflict the transaction is rolled back and ``work``
+        runs again in a fresh one, so it must not depend on side effects of an
+        earlier try.
+        """
+
+        def attempt() -> T:
             with self._driver.session(database=self.database) as session:
                 tx = session.begin_transaction()
                 try:
@@ -129,6 +186,9 @@ class GraphStore:
                         except Exception:  # the server may be gone
                             pass
                     raise
+
+        try:
+            return self._retrying("write", attempt)
         except _CONNECTION_ERRORS as exc:
             raise GraphUnavailableError(f"graph server at {self.uri} went away: {_short(exc)}") from exc
         except Neo4jError as exc:
@@ -145,6 +205,10 @@ class GraphStore:
 
     def __repr__(self) -> str:
         return f"GraphStore(uri={self.uri!r}, server={self.capabilities.server!r})"
+
+
+def _short_message(exc: Neo4jError) -> str:
+    return " ".join(str(exc.message or exc.code or type(exc).__name__).split())[:200]
 
 
 def _short(exc: BaseException) -> str:

@@ -1,4 +1,11 @@
-"""``python -m kgsql.ingest``: build or update the schema knowledge graph."""
+"""``python -m kgsql.ingest``: build or update the schema knowledge graph.
+
+A folder ingest goes on past a database it cannot ingest: each such database
+is one ``kgsql.ingest: error:`` line on stderr (and an ``errors`` entry with
+``--json``), the others are ingested, and the exit status is 1. Warnings (a
+shipped profile that does not match its database) are ``kgsql.ingest:
+warning:`` lines and the ``warnings`` list.
+"""
 from __future__ import annotations
 
 import argparse
@@ -7,12 +14,13 @@ import sys
 import time
 from pathlib import Path
 
+from kgsql.cli_types import OneLineParser, positive_int
 from kgsql.errors import KgsqlError
-from kgsql.secrets import redact
+from kgsql.secrets import add_graph_password_arguments, redact
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog="python -m kgsql.ingest",
         description="Ingest a SQLite/SpatiaLite file, or a folder of them (e.g. Spider's database/), "
         "into the schema knowledge graph.",
@@ -23,9 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", type=Path, help="YAML ingestion profile (see ingest/README.md)")
     p.add_argument("--graph", help="Bolt URI of a Neo4j-compatible server (default: KGSQL_GRAPH_URI or embedded)")
     p.add_argument("--graph-user", help="graph user (default: KGSQL_GRAPH_USER / NEO4J_USERNAME)")
-    p.add_argument("--graph-password", help="graph password (prefer KGSQL_GRAPH_PASSWORD)")
+    add_graph_password_arguments(p)
     p.add_argument("--graph-database", help="graph database name on a multi-database server")
-    p.add_argument("--sample-rows", type=int, default=100_000, help="rows per table scanned for statistics")
+    p.add_argument("--sample-rows", type=positive_int, default=100_000, help="rows per table scanned for statistics")
     p.add_argument("--force", action="store_true", help="rewrite even if the database is unchanged")
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -52,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
                 sample_rows=args.sample_rows,
                 force=args.force,
                 progress=not args.no_progress and not args.json,
+                keep_going=args.source.is_dir(),
             )
             graph = {
                 "uri": store.uri,
@@ -66,11 +75,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     summary = report.to_dict()
     summary["graph"] = graph
+    for text in report.warnings:
+        print(f"kgsql.ingest: warning: {_one_line(text)}", file=sys.stderr)
+    for entry in report.errors:
+        print(f"kgsql.ingest: error: {_one_line(entry['error'])}", file=sys.stderr)
     if args.json:
         print(json.dumps(summary, indent=2, default=str))
     else:
         print(_human_summary(summary))
-    return 0
+    return 1 if report.errors else 0
+
+
+def _one_line(text: str) -> str:
+    return redact(" ".join(str(text).split()))
 
 
 def _human_summary(s: dict) -> str:
@@ -81,6 +98,8 @@ def _human_summary(s: dict) -> str:
         f"  changed {s['changed']}, unchanged {s['unchanged']}; {s['seconds']:.2f}s "
         f"(read {s['read_seconds']:.2f}s, write {s['write_seconds']:.2f}s)",
     ]
+    if s["errors"]:
+        lines.append(f"  not ingested {len(s['errors'])}: {', '.join(e['database'] for e in s['errors'])}")
     for db, fks in s["dangling_foreign_keys"].items():
         lines.append(f"  {db}: {len(fks)} foreign key(s) reference missing tables/columns: {'; '.join(fks)}")
     return "\n".join(lines)

@@ -4,13 +4,20 @@ Sources, in increasing precedence: files found next to the database (BIRD's
 ``database_description/*.csv``, the spatial dataset's ``<db>.table.csv`` region
 descriptions), an explicit ``--descriptions`` folder, and a YAML profile
 (explicit, or ``<db>.yaml`` among the shipped profiles in ``kgsql.profiles``).
+A shipped profile is used only when the tables and columns it names exist in
+the database; otherwise it is skipped with a one-line warning (Spider's
+``geo`` is not the shipped example's ``geo``). An explicit profile must match.
 """
 from __future__ import annotations
 
 import dataclasses
+import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from kgsql.schema.model import DatabaseSchema
+
+log = logging.getLogger("kgsql.ingest")
 
 
 def sibling_descriptions_dir(db_path: Path) -> Path | None:
@@ -32,19 +39,25 @@ def enrich(
     descriptions_dir: Path | None = None,
     profile_path: Path | None = None,
     use_shipped_profiles: bool = True,
+    warn: Callable[[str], None] | None = None,
 ) -> DatabaseSchema:
-    """Merge descriptions, region descriptions and profile knowledge into ``schema``."""
-    from kgsql.ingest.profile import find_bundled_profile
+    """Merge descriptions, region descriptions and profile knowledge into ``schema``.
+
+    ``warn`` receives one line per skipped shipped profile (default: the
+    ``kgsql.ingest`` logger).
+    """
+    from kgsql.ingest.profile import find_bundled_profile, profile_mismatch
 
     desc_dir = descriptions_dir or sibling_descriptions_dir(db_path)
     region_csv = sibling_region_csv(db_path)
-    renamed = False
+    renamed = shipped = False
     if profile_path is None and use_shipped_profiles:
         profile_path = find_bundled_profile(schema.name)
         if profile_path is None and db_path.stem != schema.name:
             # ``--name traffic_d1`` on traffic.sqlite still gets traffic's shipped profile
             profile_path = find_bundled_profile(db_path.stem)
             renamed = profile_path is not None
+        shipped = profile_path is not None
     if desc_dir is None and region_csv is None and profile_path is None:
         return schema
     from kgsql.ingest.descriptions import load_description_dir, load_table_region_csv
@@ -55,4 +68,9 @@ def enrich(
     profile = load_profile(profile_path) if profile_path else None
     if profile is not None and renamed:
         profile = dataclasses.replace(profile, database=schema.name)
+    problem = profile_mismatch(schema, profile) if profile is not None and shipped else None
+    if problem is not None:
+        (warn or log.warning)(f"shipped profile {Path(profile_path).name} skipped for database "
+                              f"'{schema.name}' ({db_path}): {problem}")
+        profile = None
     return apply_profile(schema, profile, descriptions=descriptions, regions=regions)

@@ -4,6 +4,12 @@ Two phases so bad input never half-writes the graph: first every database
 is read and its knowledge merged (any missing, corrupt or non-SQLite file,
 or malformed description/profile, fails here before a single write); then
 each database is written atomically (``kgsql.graph.writer``).
+
+``keep_going=True`` (the CLI's folder ingest) instead records a database that
+cannot be read, or whose ingest lock another ingest holds, as an entry of
+``IngestReport.errors`` and goes on with the others; the caller reports the
+entries and exits non-zero. Warnings (a shipped profile that does not match
+its database) land in ``IngestReport.warnings``.
 """
 from __future__ import annotations
 
@@ -13,11 +19,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, TypeVar
 
-from kgsql.errors import DatabaseFileError, InputError, KgsqlError
+from kgsql.errors import IngestInProgressError, InputError, KgsqlError
 from kgsql.graph.store import GraphStore
 from kgsql.graph.writer import WriteResult, write_schema
 from kgsql.ingest.knowledge import enrich
-from kgsql.ingest.reader import DEFAULT_SAMPLE_ROWS, find_databases, read_database
+from kgsql.ingest.reader import DEFAULT_SAMPLE_ROWS, read_database, require_databases
 from kgsql.schema.model import DatabaseSchema
 
 T = TypeVar("T")
@@ -39,6 +45,9 @@ class IngestReport:
     write_seconds: float = 0.0
     seconds: float = 0.0
     per_database: list[dict[str, Any]] = field(default_factory=list)
+    #: databases not ingested: ``{"database", "path", "error"}`` (``keep_going`` only)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def add(self, result: WriteResult, schema: DatabaseSchema) -> None:
         self.databases += 1
@@ -55,6 +64,11 @@ class IngestReport:
             ]
         self.per_database.append(asdict(result))
 
+    def fail(self, database: str, path: str | os.PathLike[str] | None, exc: KgsqlError) -> None:
+        where = str(path) if path else database
+        text = str(exc) if where in str(exc) else f"{where}: {exc}"
+        self.errors.append({"database": database, "path": str(path or ""), "error": text})
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -67,30 +81,42 @@ def read_sources(
     profile_path: Path | None = None,
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     progress: bool = False,
+    report: IngestReport | None = None,
+    keep_going: bool = False,
 ) -> list[DatabaseSchema]:
-    """Phase one: read and enrich every database under ``source`` (no graph writes)."""
+    """Phase one: read and enrich every database under ``source`` (no graph writes).
+
+    Warnings go to ``report.warnings`` (to the ``kgsql.ingest`` logger without
+    a report). With ``keep_going`` and a ``report``, a database that cannot be
+    read is recorded there (``report.fail``) and skipped; otherwise the first
+    error is raised.
+    """
+    if sample_rows < 1:
+        raise InputError(f"sample_rows must be a positive number of rows, not {sample_rows}")
     root = Path(source)
-    if not root.exists():
-        raise DatabaseFileError(f"path not found: {root}")
-    paths = find_databases(root)
-    if not paths:
-        raise DatabaseFileError(f"no SQLite databases (*.sqlite, *.sqlite3, *.db) under {root}")
+    paths = require_databases(root)
     if name and len(paths) > 1:
         raise InputError(f"--name applies to one database but {root} holds {len(paths)}")
     if profile_path is not None and len(paths) > 1:
         raise InputError(f"--profile applies to one database but {root} holds {len(paths)}")
     schemas: list[DatabaseSchema] = []
     seen: dict[str, Path] = {}
+    warn = report.warnings.append if report is not None else None
     for path in _progress(paths, progress, "read"):
-        schema = read_database(path, name, sample_rows=sample_rows)
+        try:
+            schema = read_database(path, name, sample_rows=sample_rows)
+            enriched = enrich(schema, path, descriptions_dir=descriptions_dir, profile_path=profile_path, warn=warn)
+        except KgsqlError as exc:
+            if report is None or not keep_going:
+                raise
+            report.fail(name or path.stem, path, exc)
+            continue
         if schema.name in seen:
             raise InputError(
                 f"two databases named '{schema.name}': {seen[schema.name]} and {path}; ingest them separately with --name"
             )
         seen[schema.name] = path
-        schemas.append(
-            enrich(schema, path, descriptions_dir=descriptions_dir, profile_path=profile_path)
-        )
+        schemas.append(enriched)
     return schemas
 
 
@@ -104,8 +130,13 @@ def ingest(
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     force: bool = False,
     progress: bool = False,
+    keep_going: bool = False,
 ) -> IngestReport:
-    """Read every database under ``source`` then write each into ``store``."""
+    """Read every database under ``source`` then write each into ``store``.
+
+    ``keep_going``: a database that cannot be read, or is being ingested by
+    someone else, becomes an entry of ``report.errors`` instead of an error.
+    """
     report = IngestReport()
     t0 = time.perf_counter()
     schemas = read_sources(
@@ -115,12 +146,18 @@ def ingest(
         profile_path=profile_path,
         sample_rows=sample_rows,
         progress=progress,
+        report=report,
+        keep_going=keep_going,
     )
     report.read_seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
     for schema in _progress(schemas, progress, "write"):
         try:
             report.add(write_schema(store, schema, force=force), schema)
+        except IngestInProgressError as exc:
+            if not keep_going:
+                raise type(exc)(f"{schema.name}: {exc}") from exc
+            report.fail(schema.name, schema.path, exc)
         except KgsqlError as exc:
             raise type(exc)(f"{schema.name}: {exc}") from exc
     report.write_seconds = time.perf_counter() - t1

@@ -9,7 +9,9 @@ format is documented in ``ingest/README.md`` (shipped as ``kgsql.profiles``).
 :func:`load_profile` validates the YAML strictly (types, unknown keys,
 duplicate keys) and reports problems as ``file:line: key.path: problem`` so a
 typo is fixed in one go. :func:`apply_profile` merges description CSVs,
-region descriptions and the profile into a copy of a ``DatabaseSchema``.
+region descriptions and the profile into a copy of a ``DatabaseSchema``;
+:func:`profile_mismatch` says why a shipped profile found by name does not
+describe a database after all (ingest then skips it with a warning).
 Precedence, lowest first: what the schema already holds, description CSVs,
 region CSV, the profile itself. Names in the profile must exist (ProfileError
 with a did-you-mean); names in third-party CSVs that do not exist are logged
@@ -46,6 +48,7 @@ __all__ = [
     "find_bundled_profile",
     "load_profile",
     "parse_profile",
+    "profile_mismatch",
 ]
 
 log = logging.getLogger(__name__)
@@ -442,6 +445,24 @@ def _check_profile_names(schema: DatabaseSchema, profile: Profile) -> None:
                     f"{where}: no column '{col.name}' in any table of '{schema.name}'"
                     f"{_did_you_mean(col.name, all_columns)}"
                 )
+
+
+def profile_mismatch(schema: DatabaseSchema, profile: Profile) -> str | None:
+    """Why ``profile`` does not describe ``schema``, or None when it does.
+
+    A shipped profile is chosen by database name, and names collide (Spider
+    has its own ``geo``), so it must also name at least one table or derived
+    expression, and every table, column and expression name in it must exist.
+    """
+    if not profile.tables and not profile.derived:
+        return "it names no tables to recognise the database by"
+    try:
+        _check_profile_names(schema, profile)
+    except ProfileError as exc:
+        text = str(exc)
+        prefix = f"{_where(profile)}: "
+        return text[len(prefix):] if text.startswith(prefix) else text
+    return None
 
 
 def _pick(desc: ColumnDescription, language: str) -> tuple[str, str]:

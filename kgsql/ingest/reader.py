@@ -16,7 +16,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kgsql.db.connect import Connection, has_geometry_columns, open_database
+from kgsql.db.connect import Connection, has_geometry_columns, open_database, sqlite3
+from kgsql.errors import DatabaseFileError, InputError
 from kgsql.schema.model import (
     Column,
     ColumnStats,
@@ -237,30 +238,41 @@ def read_database(
     with_stats: bool = True,
 ) -> DatabaseSchema:
     """Read a SQLite/SpatiaLite file's schema, keys, statistics and examples."""
+    if sample_rows < 1:
+        raise InputError(f"sample_rows must be a positive number of rows, not {sample_rows}")
     p = Path(path)
     conn = open_database(p)
     try:
-        spatial = has_geometry_columns(conn)
-        registered = _registered_geometry(conn) if spatial else {}
-        tables: list[Table] = []
-        for tname in user_tables(conn, spatial=spatial):
-            info = conn.execute(f"PRAGMA table_info({quote_identifier(tname)})").fetchall()
-            row_count = conn.execute(f"SELECT count(*) FROM {quote_identifier(tname)}").fetchone()[0]
-            table = Table(name=tname, row_count=int(row_count))
-            for _cid, cname, ctype, notnull, _default, pk in info:
-                col = Column(name=cname, type=ctype or "", is_primary_key=bool(pk), not_null=bool(notnull))
-                reg = registered.get((tname.lower(), cname.lower()))
-                if spatial and (reg is not None or _looks_spatial(col.type) or (ctype or "").upper() == "BLOB"):
-                    col.spatial = _spatial_info(conn, tname, cname, reg)
-                if with_stats and col.spatial is None:
-                    col.stats, col.value_examples = _column_stats(
-                        conn, tname, cname, sample_rows=sample_rows, n_examples=value_examples
-                    )
-                table.columns.append(col)
-            tables.append(table)
-        fks, dangling = _foreign_keys(conn, tables)
+        return _read_open_database(conn, p, name, sample_rows=sample_rows, value_examples=value_examples,
+                                   with_stats=with_stats)
+    except sqlite3.DatabaseError as exc:  # corrupt past the pages open_database checks
+        raise DatabaseFileError(f"corrupt or unreadable SQLite database {p}: {exc}") from exc
     finally:
         conn.close()
+
+
+def _read_open_database(
+    conn: Connection, p: Path, name: str | None, *, sample_rows: int, value_examples: int, with_stats: bool
+) -> DatabaseSchema:
+    spatial = has_geometry_columns(conn)
+    registered = _registered_geometry(conn) if spatial else {}
+    tables: list[Table] = []
+    for tname in user_tables(conn, spatial=spatial):
+        info = conn.execute(f"PRAGMA table_info({quote_identifier(tname)})").fetchall()
+        row_count = conn.execute(f"SELECT count(*) FROM {quote_identifier(tname)}").fetchone()[0]
+        table = Table(name=tname, row_count=int(row_count))
+        for _cid, cname, ctype, notnull, _default, pk in info:
+            col = Column(name=cname, type=ctype or "", is_primary_key=bool(pk), not_null=bool(notnull))
+            reg = registered.get((tname.lower(), cname.lower()))
+            if spatial and (reg is not None or _looks_spatial(col.type) or (ctype or "").upper() == "BLOB"):
+                col.spatial = _spatial_info(conn, tname, cname, reg)
+            if with_stats and col.spatial is None:
+                col.stats, col.value_examples = _column_stats(
+                    conn, tname, cname, sample_rows=sample_rows, n_examples=value_examples
+                )
+            table.columns.append(col)
+        tables.append(table)
+    fks, dangling = _foreign_keys(conn, tables)
     return DatabaseSchema(
         name=name or database_name_for(p),
         tables=tables,
@@ -274,11 +286,37 @@ def read_database(
 def find_databases(root: str | os.PathLike[str]) -> list[Path]:
     """SQLite files under ``root``: a single file, a folder of files, or Spider's ``database/<db>/<db>.sqlite``.
 
-    Sorted by name so multi-database ingests are deterministic.
+    Symlinked folders are followed (``root`` itself and any below it), each
+    real folder searched once so a link cycle ends; a file reached by two
+    paths is listed once. Sorted by name so multi-database ingests are
+    deterministic. A missing ``root`` gives an empty list.
     """
     p = Path(root)
     if p.is_file():
         return [p]
     suffixes = {".sqlite", ".sqlite3", ".db"}
-    found = [f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in suffixes]
-    return sorted(found, key=lambda f: (f.stem.lower(), str(f)))
+    found: dict[str, Path] = {}
+    seen_dirs: set[str] = set()
+    for folder, dirs, files in os.walk(p, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen_dirs:
+            dirs[:] = []
+            continue
+        seen_dirs.add(real)
+        dirs.sort()
+        for name in sorted(files):
+            f = Path(folder) / name
+            if f.suffix.lower() in suffixes and f.is_file():
+                found.setdefault(os.path.realpath(f), f)
+    return sorted(found.values(), key=lambda f: (f.stem.lower(), str(f)))
+
+
+def require_databases(root: str | os.PathLike[str]) -> list[Path]:
+    """:func:`find_databases`, but a missing ``root`` or one without databases is a DatabaseFileError."""
+    p = Path(root)
+    if not p.exists():
+        raise DatabaseFileError(f"path not found: {p}")
+    paths = find_databases(p)
+    if not paths:
+        raise DatabaseFileError(f"no SQLite databases (*.sqlite, *.sqlite3, *.db) under {p}")
+    return paths

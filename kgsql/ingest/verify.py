@@ -5,7 +5,8 @@ For every database under SOURCE it counts tables (``sqlite_master``), columns
 those whose target table/column does not exist) straight from SQLite, with
 logic independent of the ingest reader, and compares them with the counts of
 ``Table``/``Column`` nodes and ``FOREIGN_KEY`` edges in the graph.
-Exit status 1 if any database differs.
+Exit status 1 if any database differs, and 1 with one error line when SOURCE
+is missing or holds no SQLite databases (checked before the graph is opened).
 """
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import json
 import sys
 from pathlib import Path
 
+from kgsql.cli_types import OneLineParser
 from kgsql.db.connect import has_geometry_columns, open_database
 from kgsql.errors import KgsqlError
-from kgsql.ingest.reader import find_databases, quote_identifier, user_tables
+from kgsql.ingest.reader import quote_identifier, require_databases, user_tables
 
 
 def file_counts(path: Path) -> dict[str, int]:
@@ -41,7 +43,8 @@ def file_counts(path: Path) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m kgsql.ingest.verify", description=__doc__)
+    p = OneLineParser(prog="python -m kgsql.ingest.verify", description=__doc__,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("source", type=Path)
     p.add_argument("--graph", help="Bolt URI (default: embedded)")
     p.add_argument("--json", action="store_true")
@@ -49,10 +52,11 @@ def main(argv: list[str] | None = None) -> int:
     from kgsql.graph.store import GraphStore
 
     try:
+        paths = require_databases(args.source)
         mismatches = []
         checked = 0
         with GraphStore.open(args.graph) as store:
-            for path in find_databases(args.source):
+            for path in paths:
                 expected = file_counts(path)
                 got = store.run("schema_counts", database=path.stem)[0]
                 got = {k: got[k] for k in expected}

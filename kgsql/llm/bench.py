@@ -20,7 +20,7 @@ from typing import Any
 
 from kgsql.llm.config import cache_dir
 from kgsql.llm.models import MODELS
-from kgsql.llm.server import LocalModelServer, default_threads
+from kgsql.llm.server import LocalModelServer, ServerTuning, default_threads
 
 QUESTIONS = [
     "How many customers placed more than three orders in 2023?",
@@ -127,6 +127,52 @@ def bench_model(name: str, *, prefix_tokens: int, repeats: int, gen_tokens: int,
     }
 
 
+#: The settings grid of ``--sweep``: threads, then llama.cpp's speed settings (kgsql.llm.server.ServerTuning).
+SWEEP_THREADS = (1, 2)
+SWEEP_UBATCH = (256, 512)
+SWEEP_FLASH = ("off", "on")
+SWEEP_KV = ("f16", "q8_0")
+
+
+def sweep_configs(max_threads: int) -> list[tuple[int, ServerTuning]]:
+    """Every (threads, tuning) pair of the grid: all tunings at the most threads, defaults at fewer."""
+    most = min(max(SWEEP_THREADS), max_threads)
+    configs = [(most, ServerTuning(ubatch=u, flash_attn=f, kv_type=k))
+               for u in SWEEP_UBATCH for f in SWEEP_FLASH for k in SWEEP_KV
+               if not (f == "off" and k != "f16")]  # llama.cpp needs flash attention for a quantized V cache
+    configs += [(t, ServerTuning()) for t in SWEEP_THREADS if t < most]
+    return configs
+
+
+def sweep_model(name: str, *, prefix_tokens: int, repeats: int, gen_tokens: int, n_ctx: int,
+                configs: Sequence[tuple[int, ServerTuning]]) -> list[dict[str, Any]]:
+    """Prompt and generation tokens/s of ``name`` for each (threads, tuning); answers compared to the first."""
+    import openai
+
+    rows = []
+    reference: str | None = None
+    for threads, tuning in configs:
+        with LocalModelServer(name, n_ctx=n_ctx, threads=threads, tuning=tuning) as srv:
+            client = openai.OpenAI(base_url=srv.base_url, api_key="sk-no-key-required", max_retries=0, timeout=900)
+            prefix = schema_prefix(prefix_tokens)
+            _stream_once(client, srv.model, [{"role": "user", "content": "hi"}], 4, False)  # warm-up
+            runs = [_stream_once(client, srv.model, [{"role": "system", "content": prefix},
+                                                     {"role": "user", "content": QUESTIONS[i % len(QUESTIONS)]}],
+                                 gen_tokens, cache_prompt=False) for i in range(repeats)]
+        answer = runs[0]["text"]
+        reference = answer if reference is None else reference
+        rows.append({
+            "threads": threads, "tuning": tuning.describe(),
+            "prompt_tokens_per_s": _median([r["timings"].get("prompt_per_second") for r in runs if r["timings"]]),
+            "generation_tokens_per_s": _median([r["timings"].get("predicted_per_second") for r in runs
+                                                if r["timings"]]),
+            "same_answer_as_first": answer == reference,
+        })
+        print(f"  {threads} thread(s), {tuning.describe()}: {rows[-1]['prompt_tokens_per_s']} prompt tok/s, "
+              f"{rows[-1]['generation_tokens_per_s']} generated tok/s", file=sys.stderr, flush=True)
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m kgsql.llm.bench", description=__doc__)
     ap.add_argument("--models", nargs="*", default=None,
@@ -137,12 +183,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=default_threads())
     ap.add_argument("--ctx", type=int, default=4096)
     ap.add_argument("--out", type=Path, default=cache_dir() / "bench" / "llm-bench.json")
+    ap.add_argument("--sweep", action="store_true",
+                    help="measure tokens/s across threads, micro-batch, flash attention and KV-cache type")
     args = ap.parse_args(argv)
 
     names = args.models or [n for n in sorted(MODELS) if MODELS[n].is_pulled()]
     if not names:
         print("no local model pulled; run: python -m kgsql.llm pull qwen2.5-coder-0.5b", file=sys.stderr)
         return 1
+    if args.sweep:
+        return _sweep(args, names)
     results = []
     for name in names:
         print(f"benchmarking {name} ...", file=sys.stderr, flush=True)
@@ -163,6 +213,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     for r in results:
         print("\t".join(str(r[c]) for c in cols))
     print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def _sweep(args: argparse.Namespace, names: list[str]) -> int:
+    report = {"machine": {"cpus": default_threads(), "processor": platform.processor() or platform.machine()},
+              "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "sweeps": {}}
+    for name in names:
+        print(f"sweeping {name} ...", file=sys.stderr, flush=True)
+        report["sweeps"][name] = sweep_model(name, prefix_tokens=args.prefix_tokens, repeats=args.repeats,
+                                             gen_tokens=args.gen_tokens, n_ctx=args.ctx,
+                                             configs=sweep_configs(args.threads))
+    out = args.out.with_name(args.out.stem + "-sweep.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print("model\tthreads\tsettings\tprompt tok/s\tgenerated tok/s\tsame answer")
+    for name, rows in report["sweeps"].items():
+        for r in rows:
+            print(f"{name}\t{r['threads']}\t{r['tuning']}\t{r['prompt_tokens_per_s']}\t"
+                  f"{r['generation_tokens_per_s']}\t{r['same_answer_as_first']}")
+    print(f"wrote {out}", file=sys.stderr)
     return 0
 
 

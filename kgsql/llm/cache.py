@@ -3,7 +3,9 @@
 A SQLite file (stdlib ``sqlite3``, WAL mode so several processes can share it)
 maps sha256(model + messages + parameters) to the completion. The key never
 includes the endpoint URL or credentials: a local server's port changes every
-start, and API keys must never be written to disk.
+start, and API keys must never be written to disk. Prompts and completions
+quote cell values, so the file is private: 0600 in a 0700 folder (SQLite gives
+its ``-wal``/``-shm`` files the database file's mode).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from typing import Any
 
 from kgsql.llm.base import Completion, Messages
 from kgsql.llm.config import response_cache_path
+from kgsql.paths import open_private, private_dir
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -52,7 +55,8 @@ class ResponseCache:
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else response_cache_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
+        open_private(self.path, "ab").close()  # created 0600 (or tightened) before SQLite opens it
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False)
         with self._lock:

@@ -7,6 +7,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
+from kgsql.cli_types import OneLineParser, port_number, positive_int
 from kgsql.errors import KgsqlError
 from kgsql.llm.config import DEFAULT_LOCAL_MODEL
 from kgsql.llm.models import MODELS, get_model
@@ -42,7 +43,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m kgsql.llm", description=__doc__)
+    p = OneLineParser(prog="python -m kgsql.llm", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     names = sorted(MODELS)
 
@@ -55,9 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     ps = sub.add_parser("serve", help="serve a pulled model over the OpenAI API on 127.0.0.1")
     ps.add_argument("--model", choices=names, default=DEFAULT_LOCAL_MODEL)
-    ps.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
-    ps.add_argument("--ctx", type=int, default=8192, help="context size in tokens")
-    ps.add_argument("--parallel", type=int, default=1, help="concurrent request slots")
+    ps.add_argument("--port", type=port_number, default=0, help="0 picks a free port (default)")
+    ps.add_argument("--ctx", type=positive_int, default=8192, help="context size in tokens")
+    ps.add_argument("--parallel", type=positive_int, default=1, help="concurrent request slots")
     ps.add_argument("--no-prompt-cache", action="store_true", help="disable prompt-prefix caching")
     ps.set_defaults(func=_cmd_serve)
     return p

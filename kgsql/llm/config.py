@@ -1,4 +1,5 @@
-"""Where kgsql keeps LLM state on disk, and how secrets are kept out of output.
+"""Where kgsql keeps LLM state on disk, how secrets are kept out of output, and
+what an endpoint URL must look like.
 
 Paths come from environment variables first so CI and tests can point them at
 a scratch folder without touching the user's real cache.
@@ -6,9 +7,11 @@ a scratch folder without touching the user's real cache.
 from __future__ import annotations
 
 import os
+import urllib.parse
 from pathlib import Path
 
 from kgsql.paths import ENV_CACHE_DIR, cache_root
+from kgsql.secrets import redact_uri
 
 ENV_BASE_URL = "KGSQL_LLM_BASE_URL"
 ENV_MODEL = "KGSQL_LLM_MODEL"
@@ -79,6 +82,44 @@ def redact(text: str, *secrets: Secret | str | None) -> str:
         if raw and len(raw) >= 4:
             text = text.replace(raw, "***")
     return text
+
+
+def validate_base_url(url: str, *, source: str = ENV_BASE_URL) -> str:
+    """``url`` when it is an absolute http(s) URL with a host, else LLMConfigError in one line.
+
+    A malformed endpoint (``htp:/x``, ``http//x``, ``http://:8080``) can never
+    answer, so it fails here at once instead of after the client's retries.
+    ``source`` names where the URL came from in the message.
+    """
+    from kgsql.llm.errors import LLMConfigError
+
+    text = url.strip()
+    parts = urllib.parse.urlsplit(text)
+    if parts.scheme.lower() not in ("http", "https"):
+        problem = (f"scheme '{parts.scheme}' is not http or https" if parts.scheme and parts.netloc
+                   else "it does not start with http:// or https://")
+    elif not parts.hostname:
+        problem = "it names no host"
+    else:
+        try:
+            parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+            problem = ""
+        except ValueError:
+            problem = "its port is not a number from 0 to 65535"
+    if problem:
+        shown = one_line(strip_userinfo(text), 120)
+        raise LLMConfigError(f"{source} '{shown}' is not a valid endpoint URL: {problem} "
+                             f"(expected e.g. http://127.0.0.1:8080/v1)")
+    return text
+
+
+def strip_userinfo(url: str) -> str:
+    """``url`` without any ``user:password@`` and with credential query values (``?key=``,
+    ``?token=``...) masked: safe to put into a message."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" in parts.netloc:
+        parts = parts._replace(netloc=parts.netloc.rpartition("@")[2])
+    return redact_uri(urllib.parse.urlunsplit(parts))
 
 
 def one_line(text: str, limit: int = 200) -> str:

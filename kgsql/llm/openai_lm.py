@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import threading
 import time
 import urllib.parse
+import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -23,7 +25,7 @@ from kgsql.llm.base import LM, Completion, Messages, estimate_tokens, messages_t
 from kgsql.llm.cache import ResponseCache, cache_key
 from kgsql.llm.config import (
     ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_API_KEY, Secret, one_line, redact,
-    response_cache_enabled,
+    response_cache_enabled, strip_userinfo, validate_base_url,
 )
 from kgsql.llm.errors import (
     LLMAuthError, LLMBadRequestError, LLMBadResponseError, LLMConfigError, LLMConnectionError,
@@ -42,15 +44,38 @@ _CLIENT_ONLY_PARAMS = {"use_cache"}
 CacheArg = ResponseCache | bool | None
 
 
-def _safe_url(url: str) -> str:
-    """Drop any user:password@ from a URL before it goes into a message."""
+def check_endpoint(base_url: str | None = None, *, timeout_s: float = 2.0) -> None:
+    """Fail at once, in one line, when the configured endpoint is malformed or not listening.
+
+    ``base_url`` defaults to ``KGSQL_LLM_BASE_URL``; with neither set there is
+    nothing to check (the local model is used). The check is a TCP connect to
+    the URL's host and port, bounded by ``timeout_s``, so a CLI finds a down
+    endpoint before loading encoders or opening the graph. Skipped when a proxy
+    from the environment would carry the request (the proxy decides then).
+    """
+    raw = base_url if base_url is not None else os.environ.get(ENV_BASE_URL, "")
+    if not raw.strip():
+        return
+    url = validate_base_url(raw, source=ENV_BASE_URL if base_url is None else "LLM base URL")
     parts = urllib.parse.urlsplit(url)
-    if parts.username or parts.password:
-        host = parts.hostname or ""
-        if parts.port:
-            host = f"{host}:{parts.port}"
-        parts = parts._replace(netloc=host)
-    return urllib.parse.urlunsplit(parts)
+    host = parts.hostname or ""
+    proxies = urllib.request.getproxies()
+    if (proxies.get(parts.scheme.lower()) or proxies.get("all")) and not urllib.request.proxy_bypass(host):
+        return
+    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
+    except socket.timeout:
+        reason = f"no answer within {timeout_s:g}s"
+    except socket.gaierror:
+        reason = f"unknown host '{host}'"
+    except OSError as exc:
+        reason = one_line(exc.strerror or str(exc) or type(exc).__name__, 120).lower()
+    else:
+        return
+    where = strip_userinfo(url.rstrip("/"))
+    raise LLMConnectionError(f"cannot connect to LLM endpoint {where}: endpoint down or wrong URL ({reason})")
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
@@ -96,7 +121,9 @@ class OpenAIChatLM(LM):
         self.model = model or os.environ.get(ENV_MODEL, "")
         if not self.model:
             raise LLMConfigError(f"no model name: pass model= or set {ENV_MODEL}")
-        self.base_url = (base_url or os.environ.get(ENV_BASE_URL) or "").rstrip("/") or None
+        self.base_url = (base_url or os.environ.get(ENV_BASE_URL) or "").strip().rstrip("/") or None
+        if self.base_url is not None:  # a malformed URL can never answer: fail now, not after retries
+            validate_base_url(self.base_url, source="LLM base URL" if base_url else ENV_BASE_URL)
         key = api_key or os.environ.get(ENV_API_KEY) or os.environ.get(ENV_OPENAI_API_KEY)
         if not key:
             if self.base_url is None:
@@ -125,7 +152,7 @@ class OpenAIChatLM(LM):
     @property
     def where(self) -> str:
         """The endpoint, safe to print (the client resolves OPENAI_BASE_URL when none was given)."""
-        return _safe_url(str(self._client.base_url).rstrip("/") or OPENAI_DEFAULT_URL)
+        return strip_userinfo(str(self._client.base_url).rstrip("/") or OPENAI_DEFAULT_URL)
 
     def __repr__(self) -> str:
         return (

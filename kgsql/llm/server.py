@@ -13,6 +13,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,64 @@ def resolve_model(model: str) -> tuple[str, Path]:
     raise ModelNotPulledError(f"{model!r} is neither a known local model ({known}) nor a .gguf file")
 
 
+@dataclass(frozen=True)
+class ServerTuning:
+    """llama.cpp settings that change speed, not answers: batch sizes, flash attention, KV-cache type.
+
+    Defaults are the fastest measured on this project's 2-core AVX-512 machine
+    (``python -m kgsql.llm.bench --sweep``, docs/llm.md); ``KGSQL_LLAMA_BATCH``,
+    ``KGSQL_LLAMA_UBATCH``, ``KGSQL_LLAMA_FLASH_ATTN`` (on|off|auto) and
+    ``KGSQL_LLAMA_KV_TYPE`` (f16|q8_0) override them for another machine."""
+
+    batch: int = 2048
+    ubatch: int = 512
+    flash_attn: str = "auto"
+    kv_type: str = "f16"
+
+    @classmethod
+    def from_env(cls) -> "ServerTuning":
+        env = os.environ
+        base = cls()
+        try:
+            return cls(batch=int(env.get("KGSQL_LLAMA_BATCH", base.batch)),
+                       ubatch=int(env.get("KGSQL_LLAMA_UBATCH", base.ubatch)),
+                       flash_attn=env.get("KGSQL_LLAMA_FLASH_ATTN", base.flash_attn).lower(),
+                       kv_type=env.get("KGSQL_LLAMA_KV_TYPE", base.kv_type).lower()).checked()
+        except ValueError as exc:
+            raise LocalServerError(f"bad llama.cpp setting in the environment: {exc}") from None
+
+    def checked(self) -> "ServerTuning":
+        if self.batch < 1 or self.ubatch < 1:
+            raise ValueError(f"batch sizes must be positive (batch {self.batch}, ubatch {self.ubatch})")
+        if self.flash_attn not in FLASH_ATTN:
+            raise ValueError(f"flash attention '{self.flash_attn}': expected one of {', '.join(FLASH_ATTN)}")
+        if self.kv_type not in KV_TYPES:
+            raise ValueError(f"KV-cache type '{self.kv_type}': expected one of {', '.join(KV_TYPES)}")
+        if self.kv_type != "f16" and self.flash_attn == "off":
+            raise ValueError(f"a {self.kv_type} KV cache needs flash attention (llama.cpp refuses the context)")
+        return self
+
+    def apply(self, params: Any) -> None:
+        """Set these values on an ``xllamacpp.CommonParams``."""
+        import xllamacpp
+
+        params.n_batch = self.batch
+        params.n_ubatch = min(self.ubatch, self.batch)
+        params.flash_attn_type = getattr(xllamacpp.llama_flash_attn_type, FLASH_ATTN[self.flash_attn])
+        kv = getattr(xllamacpp.ggml_type, KV_TYPES[self.kv_type])
+        params.cache_type_k = kv
+        params.cache_type_v = kv
+
+    def describe(self) -> str:
+        return f"batch {self.batch}, ubatch {self.ubatch}, flash-attn {self.flash_attn}, kv {self.kv_type}"
+
+
+#: Names of xllamacpp's enum members, by the value users write.
+FLASH_ATTN = {"auto": "LLAMA_FLASH_ATTN_TYPE_AUTO", "on": "LLAMA_FLASH_ATTN_TYPE_ENABLED",
+              "off": "LLAMA_FLASH_ATTN_TYPE_DISABLED"}
+KV_TYPES = {"f16": "GGML_TYPE_F16", "q8_0": "GGML_TYPE_Q8_0"}
+
+
 class LocalModelServer:
     """Serve a pulled GGUF model over the OpenAI API on 127.0.0.1.
 
@@ -67,6 +126,7 @@ class LocalModelServer:
         n_ctx: int = DEFAULT_CTX,
         threads: int | None = None,
         parallel: int = 1,
+        tuning: "ServerTuning | None" = None,
         cache_prompt: bool = True,
         verbosity: int = LOG_ERRORS_ONLY,
         startup_timeout_s: float = 120.0,
@@ -76,6 +136,10 @@ class LocalModelServer:
         self.n_ctx = n_ctx
         self.threads = threads or default_threads()
         self.parallel = parallel
+        try:
+            self.tuning = (tuning or ServerTuning.from_env()).checked()
+        except ValueError as exc:
+            raise LocalServerError(f"bad llama.cpp settings: {exc}") from None
         self.cache_prompt = cache_prompt
         self.verbosity = verbosity
         self.startup_timeout_s = startup_timeout_s
@@ -110,6 +174,7 @@ class LocalModelServer:
         p.n_parallel = self.parallel
         p.cpuparams.n_threads = self.threads
         p.cpuparams_batch.n_threads = self.threads
+        self.tuning.apply(p)
         p.cache_prompt = self.cache_prompt
         if not self.cache_prompt:
             p.cache_ram_mib = 0  # no host-RAM prompt cache either

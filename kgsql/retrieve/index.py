@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kgsql.paths import cache_root
+from kgsql.paths import cache_root, private_dir
 from kgsql.retrieve.documents import Document
 from kgsql.retrieve.encoder import Encoder
 
@@ -92,8 +92,12 @@ def _cache_path(cache_dir: Path, db_name: str, key: str) -> Path:
 
 
 def save_index(index: TokenIndex, path: Path) -> None:
-    """Write atomically (temp file + rename) so concurrent readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write atomically (temp file + rename) so concurrent readers never see half a file.
+
+    The folder is private (0700) and the file 0600: mkstemp creates it so, and
+    np.savez and the rename keep the mode.
+    """
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
     os.close(fd)
     try:

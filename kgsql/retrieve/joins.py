@@ -144,3 +144,27 @@ def complete_joins(schema: DatabaseSchema, tables: Iterable[str], graph: FKGraph
                         result.key_columns.append(key)
     result.added_tables.sort(key=g.order.__getitem__)
     return result
+
+
+def path_to(g: FKGraph, sources: Iterable[str], target: str) -> list[tuple[str, str]] | None:
+    """The shortest FK path from any of ``sources`` to ``target`` as (from, to) table steps;
+    [] when ``target`` is a source, None when no path exists (breadth-first, schema order)."""
+    start = [s for s in sources if s in g.order]
+    if target in start:
+        return []
+    parent: dict[str, str | None] = {s: None for s in start}
+    queue = deque(start)
+    while queue:
+        u = queue.popleft()
+        for v in g.adjacency.get(u, []):
+            if v in parent:
+                continue
+            parent[v] = u
+            if v == target:
+                steps: list[tuple[str, str]] = []
+                while parent[v] is not None:
+                    steps.append((parent[v], v))  # type: ignore[arg-type]
+                    v = parent[v]  # type: ignore[assignment]
+                return steps[::-1]
+            queue.append(v)
+    return None

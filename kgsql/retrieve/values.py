@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from kgsql.paths import write_private
 from kgsql.retrieve.index import default_cache_dir
 from kgsql.retrieve.text import STOPWORDS, words
 from kgsql.schema.model import DatabaseSchema
@@ -153,12 +154,8 @@ class ValueIndex:
         if entries is None:
             entries = extract_values(p, schema, limits)
             if use_cache:
-                try:
-                    cache.parent.mkdir(parents=True, exist_ok=True)
-                    tmp = cache.with_suffix(".tmp")
-                    with gzip.open(tmp, "wt", encoding="utf-8") as fh:
-                        json.dump(entries, fh)
-                    os.replace(tmp, cache)
+                try:  # cell values: a 0600 file in a 0700 folder, replaced atomically
+                    write_private(cache, gzip.compress(json.dumps(entries).encode("utf-8")))
                 except OSError:
                     pass
         index = cls(entries)

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import threading
 from pathlib import Path
+from typing import Self
 
 from kgsql.db.connect import open_database, sqlite3
 
@@ -56,3 +59,41 @@ def build_spatial_db(path: Path) -> Path:
     conn.commit()
     conn.close()
     return path
+
+
+def rss_bytes() -> int:
+    """Resident memory of this process (Linux)."""
+    with open("/proc/self/statm", "rb") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+class PeakRSS:
+    """Samples this process's resident memory every ``every_s`` inside a ``with`` block.
+
+    ``growth`` is the peak minus the value on entry: how much more memory the
+    block needed than the process already held.
+    """
+
+    def __init__(self, every_s: float = 0.002) -> None:
+        self.every_s = every_s
+        self.base = self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self.peak = max(self.peak, rss_bytes())
+
+    def __enter__(self) -> Self:
+        self.base = self.peak = rss_bytes()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, rss_bytes())
+
+    @property
+    def growth(self) -> int:
+        return self.peak - self.base

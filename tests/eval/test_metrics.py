@@ -1,9 +1,11 @@
 """Metric rules on hand-made results and on real (tiny) SQLite files."""
 from __future__ import annotations
 
+import itertools
 import random
 import sqlite3
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -93,6 +95,103 @@ def test_floats_compare_exactly_and_ints_equal_floats() -> None:
     assert spider_rows_match([(1,)], [(1.0,)], ordered=False)
     assert not spider_rows_match([(0.1 + 0.2,)], [(0.3,)], ordered=False)
     assert bird_rows_match([(2,)], [(2.0,)])
+
+
+# The official test-suite's quick reject sorts each row's values by
+# str(value) + str(type(value)) and compares the sorted rows with ==, so an int
+# and an equal float may or may not match depending on the other values.
+
+
+@pytest.mark.parametrize(("gold", "pred", "ordered", "expected"), [
+    # "10<class 'int'>" sorts before "1<class 'int'>" ('0' < '<') but after
+    # "1.0<class 'float'>" ('.' < '0'): (10, 1) vs (1.0, 10) -> rejected
+    ([(1, 10)], [(1.0, 10)], False, False),
+    ([(1, 10)], [(1.0, 10)], True, False),
+    ([(1, 10)], [(10, 1.0)], False, False),
+    # "10..." sorts before "2..." and before "2.0...": (10, 2) vs (10, 2.0) -> equal
+    ([(2, 10)], [(2.0, 10)], False, True),
+    ([(2, 10)], [(10, 2.0)], True, True),
+    ([(1,)], [(1.0,)], False, True),                      # one column: nothing to reorder
+    ([(1, 1)], [(1.0, 1.0)], False, True),
+    ([(1, 1)], [(1, 1.0)], False, True),                  # (1, 1) vs (1.0, 1): equal cell by cell
+    ([(3, 1.5)], [(3.0, 1.5)], False, True),              # "1.5..." < "3..." and < "3.0..."
+    ([(1, "1.5")], [(1.0, "1.5")], False, False),         # ('1.5', 1) vs (1.0, '1.5')
+    ([(1, "a")], [(1.0, "a")], False, True),
+    ([("1", 1)], [(1, "1")], False, True),                # a string never equals a number
+    ([("1",)], [(1,)], False, False),
+    ([(None, 1)], [(1.0, None)], False, True),            # "1..." < "None..."
+    ([(None, 10)], [(None, 10.0)], False, True),
+    ([(None,)], [(0,)], False, False),
+    # duplicates: the quick reject compares *sets* of sorted rows, the final test bags
+    ([(1, 10), (1, 10)], [(1, 10), (1.0, 10)], False, False),
+    ([(2, 10), (2, 10)], [(2, 10), (2.0, 10)], False, True),
+    ([(2, 10), (2, 10)], [(2.0, 10), (2, 10)], True, True),
+    ([(2, 10), (2, 10), (3, 10)], [(2, 10), (3, 10), (3, 10)], False, False),
+    # ORDER BY: sorted rows compared position by position
+    ([(1, 20), (2, 10)], [(2.0, 10), (1, 20)], False, True),
+    ([(1, 20), (2, 10)], [(2.0, 10), (1, 20)], True, False),
+    ([(1, 10), (2, 20)], [(1.0, 10), (2, 20)], True, False),
+    ([(2, 10), (3, 10)], [(10, 2.0), (10, 3)], True, True),
+    ([(2, 20)], [(20, 2.0)], True, False),                # (20, 2) vs (2.0, 20)
+])
+def test_int_float_mix_follows_the_type_aware_row_sort(gold: list, pred: list, ordered: bool,
+                                                       expected: bool) -> None:
+    assert spider_rows_match(gold, pred, ordered=ordered) is expected
+    assert _reference_result_eq(gold, pred, ordered) is expected
+
+
+def _reference_result_eq(gold: list, pred: list, ordered: bool) -> bool:
+    """Brute-force statement of the test-suite's rule (every column permutation)."""
+    if not gold and not pred:
+        return True
+    if len(gold) != len(pred) or len(gold[0]) != len(pred[0]):
+        return False
+
+    def sorted_row(row: tuple) -> tuple:
+        return tuple(sorted(row, key=lambda v: str(v) + str(type(v))))
+
+    g_sorted, p_sorted = list(map(sorted_row, gold)), list(map(sorted_row, pred))
+    if (g_sorted != p_sorted) if ordered else (set(g_sorted) != set(p_sorted)):
+        return False
+    for perm in itertools.permutations(range(len(gold[0]))):
+        moved = [tuple(row[i] for i in perm) for row in pred]
+        if (moved == list(gold)) if ordered else (Counter(moved) == Counter(gold)):
+            return True
+    return False
+
+
+def test_agrees_with_the_reference_rule_on_random_mixed_results() -> None:
+    rng = random.Random(13)
+    pool = [0, 1, 1.0, 2, 2.0, 10, 10.0, -1, -1.0, 0.5, 1e16, 10 ** 16, None, "1", "1.0", "10", "a",
+            "", b"1"]
+
+    def twin(v: object) -> object:  # an int as the equal float and back, sometimes
+        if rng.random() < 0.5 and isinstance(v, (int, float)) and float(v).is_integer():
+            return float(v) if isinstance(v, int) else int(v)
+        return v
+
+    disagreements = []
+    for _ in range(4000):
+        ncols, nrows = rng.randint(1, 4), rng.randint(1, 4)
+        gold = [tuple(rng.choice(pool) for _ in range(ncols)) for _ in range(nrows)]
+        perm = list(range(ncols))
+        rng.shuffle(perm)
+        pred = [tuple(twin(r[i]) for i in perm) for r in gold]
+        if rng.random() < 0.5:
+            rng.shuffle(pred)
+        if rng.random() < 0.2:
+            pred[0] = tuple(rng.choice(pool) for _ in range(ncols))
+        for ordered in (False, True):
+            if spider_rows_match(gold, pred, ordered) != _reference_result_eq(gold, pred, ordered):
+                disagreements.append((gold, pred, ordered))
+    assert disagreements == []
+
+
+def test_int_float_mix_on_sqlite(db: Path) -> None:
+    # BIRD compares whole rows with Python equality; the test-suite's row sort does not.
+    assert _ex(db, "SELECT 1, 10", "SELECT 1.0, 10")[:2] == (0, 1)
+    assert _ex(db, "SELECT 2, 10", "SELECT 2.0, 10")[:2] == (1, 1)
+    assert _ex(db, "SELECT id, 10 FROM t WHERE id = 1", "SELECT id * 1.0, 10 FROM t WHERE id = 1")[:2] == (0, 1)
 
 
 def test_many_columns_are_fast() -> None:

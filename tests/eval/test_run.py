@@ -22,8 +22,8 @@ from kgsql.eval.run import add_arguments, run_eval
 from kgsql.llm.errors import LLMConnectionError
 from kgsql.llm.scripted import ScriptedLM
 
-# Options that make kgsql one SQL call per question (no retriever model, no evidence steps).
-LEAN = ["--set", "selection=false", "--set", "evidence=false", "--set", "least_to_most=false"]
+# Options that make kgsql one SQL call per question with no retriever model (no hints: nothing to retrieve for).
+LEAN = ["--set", "value_hints=false", "--set", "join_hints=false"]
 
 SPIDER_ROWS = [
     {"db_id": "music", "question": "How many singers are there?", "query": "SELECT count(*) FROM singer"},
@@ -380,3 +380,29 @@ def test_concurrent_questions_give_the_same_records(spider_dir: Path, tmp_path: 
              say=lambda s: None)
     verdicts = [{r.id: (r.pred, r.spider_ex) for r in read_records(d / "records.jsonl")} for d in (serial, parallel)]
     assert verdicts[0] == verdicts[1] and len(verdicts[0]) == 5
+
+
+def test_records_log_every_call_and_runs_group_by_database(spider_dir: Path, tmp_path: Path, schema_graph) -> None:
+    """Issue 12's instrumentation: per call purpose, tokens, seconds and raw output; questions grouped by
+    database (a prefix-caching server then reads each schema once); the time breakdown per step."""
+    rows = [SPIDER_ROWS[3], SPIDER_ROWS[0], SPIDER_ROWS[4], SPIDER_ROWS[1]]  # shop, music, shop, music
+    (spider_dir / "dev.json").write_text(json.dumps(rows), encoding="utf-8")
+    out = tmp_path / "run"
+    lm = answering_lm()
+    meta = run_eval(spider_args(spider_dir, out), lm=lm, graph=schema_graph, say=lambda s: None)
+    asked = [question_of(c.messages) for c in lm.calls]
+    assert asked == [rows[0]["question"], rows[2]["question"], rows[1]["question"], rows[3]["question"]]
+    rec = {r.id: r for r in read_records(out / "records.jsonl")}["0"]
+    (call,) = rec.extra["calls"]
+    assert call["step"] == "sql" and call["output"] == "```sql\nSELECT name FROM item ORDER BY price DESC LIMIT 1\n```"
+    assert call["prompt_tokens"] > 0 and call["completion_tokens"] > 0 and call["seconds"] >= 0
+    time = meta["cells"][0]["time"]
+    assert time["n"] == 4 and time["steps"]["sql"]["calls"] == 1.0
+
+
+def test_by_database_keeps_dataset_order_inside_a_database() -> None:
+    from kgsql.eval.datasets import Example
+    from kgsql.eval.runner import by_database
+
+    ex = [Example(id=str(i), db_id=db, question="q", gold=["SELECT 1"]) for i, db in enumerate("abacb")]
+    assert [e.id for e in by_database(ex)] == ["0", "2", "1", "4", "3"]

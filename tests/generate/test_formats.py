@@ -41,6 +41,11 @@ CASES = {
         knowledge="The function GLength(c Curve, 1) returns the length of curve c, measured in meters.",
         geo="The 'singer' table records information about singers in Nanjing.",
         tips="The table 'singers' does not exist in the database and should not be used.")),
+    "schema-first": ("schema-first", PromptParts(
+        QUESTION, SCHEMA, SHOTS, system="You are an expert in SQLite and highly skilled in writing SQL queries.",
+        geo="The 'singer' table records information about singers in Nanjing.",
+        hints="'France' is a value of singer.Country.", evidence="old means Age > 30",
+        tips="The previous query did not work:\n```sql\nSELECT nme FROM singer\n```\nIt failed: no such column: nme")),
     "chat-zero-shot": ("chat", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)")),
     "chat-cot": ("chat", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)", COT_SHOTS, cot=True)),
     "chat-extras": ("chat", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)", evidence="old means Age > 30",
@@ -70,10 +75,18 @@ def test_chat_has_act_sql_turns() -> None:
     assert prompt.messages[-1]["content"] == f"Database schema:\n# singer(a)\n\nQuestion: {QUESTION}"
 
 
+def test_schema_first_puts_the_stable_schema_first() -> None:
+    """A database's schema opens every question's prompt, so a prefix cache serves it across questions."""
+    a = format_prompt("schema-first", PromptParts(QUESTION, SCHEMA, SHOTS, hints="h1")).messages[-1]["content"]
+    b = format_prompt("schema-first", PromptParts("Who is oldest?", SCHEMA, SHOTS[:1])).messages[-1]["content"]
+    common = len(__import__("os").path.commonprefix([a, b]))
+    assert SCHEMA in a[:common] and a.index(SCHEMA) < a.index("/* Some SQL examples") < a.index("h1")
+
+
 def test_unknown_format() -> None:
-    with pytest.raises(UnknownNameError, match="act-completion, chat, dail"):
+    with pytest.raises(UnknownNameError, match="act-completion, chat, dail, schema-first"):
         format_prompt("markdown", PromptParts("q", "s"))
-    assert available_formats() == ["act-completion", "chat", "dail"]
+    assert available_formats() == ["act-completion", "chat", "dail", "schema-first"]
 
 
 def test_make_shots_organisations_and_cot() -> None:

@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from kgsql.generate.pipeline import MethodOptions, Text2SQL
+from kgsql.methods import build
 
 SMALL = "qwen2.5-coder-0.5b"
 
@@ -61,19 +62,26 @@ def geo(schema_graph, example_db):
 def test_three_questions_through_the_pipeline(geo, local_server, monkeypatch, tmp_path):
     monkeypatch.setenv("KGSQL_CACHE_DIR", str(tmp_path))  # a fresh response cache: real calls
     lm = local_server.lm()
-    t2s = Text2SQL(geo, lm, options=MethodOptions(evidence=False, max_rounds=3))
+    t2s = build("kgsql", geo, lm)  # the default method, zero-shot (no pool)
     for question in QUESTIONS:
         answer = t2s.ask(question, db="geo")
         assert answer.sql.upper().startswith(("SELECT", "WITH")), answer
         assert answer.error is None, (question, answer.sql, answer.error)
-        assert answer.tokens["prompt"] > 100 and answer.prompts[-1]["step"] == "sql"
+        assert answer.tokens["prompt"] > 100 and answer.prompts[0]["step"] == "sql"
+
+
+def test_the_first_pipeline_still_answers(geo, local_server, monkeypatch, tmp_path):
+    monkeypatch.setenv("KGSQL_CACHE_DIR", str(tmp_path))
+    t2s = Text2SQL(geo, local_server.lm(), options=MethodOptions(evidence=False, max_rounds=3))
+    answer = t2s.ask(QUESTIONS[0], db="geo")
+    assert answer.error is None and answer.prompts[-1]["step"] == "sql", (answer.sql, answer.error)
 
 
 def test_ask_cli_over_http(geo, local_server, cli_env, tmp_path):
     env = {**cli_env, "KGSQL_LLM_BASE_URL": local_server.base_url, "KGSQL_LLM_MODEL": local_server.model,
            "KGSQL_CACHE_DIR": str(tmp_path)}
     proc = subprocess.run(
-        [sys.executable, "-m", "kgsql.ask", "--db", "geo", "--json", "--no-evidence", "--no-least-to-most",
+        [sys.executable, "-m", "kgsql.ask", "--db", "geo", "--json", "--no-hints", "--set", "samples=2",
          "Which river is the longest?"],
         capture_output=True, text=True, env=env, timeout=900,
     )

@@ -58,7 +58,7 @@ def concert(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
     return read_database(path, name="concert")
 
 
-@pytest.mark.parametrize("style", ["table-column", "create", "create-eoc", "create-eot", "code", "kg"])
+@pytest.mark.parametrize("style", ["table-column", "create", "create-eoc", "create-eot", "code", "code-values", "kg"])
 @pytest.mark.parametrize("rows", [0, 3])
 def test_style_golden(concert, style: str, rows: int) -> None:  # type: ignore[no-untyped-def]
     text = render_schema(style, concert, example_rows=rows)
@@ -74,7 +74,7 @@ def test_spatial_rows_show_wkt(example_db: Path, style: str) -> None:
 
 
 def test_every_registered_style_has_a_golden_test() -> None:
-    assert set(available_styles()) == {"table-column", "create", "create-eoc", "create-eot", "code", "kg"}
+    assert set(available_styles()) == {"table-column", "create", "create-eoc", "create-eot", "code", "code-values", "kg"}
 
 
 def test_aliases_and_unknown_style() -> None:

@@ -81,15 +81,16 @@ def test_corrupt_database(cli_env, make_sqlite):
 
 
 def test_unreachable_graph(cli_env, example_db):
+    env = {**cli_env, "KGSQL_GRAPH_PASSWORD": "pw-123456"}
     line = one_error_line(run_ingest([str(example_db), "--graph", "bolt://127.0.0.1:1",
-                                      "--graph-user", "neo4j", "--graph-password", "pw-123456"], cli_env))
+                                      "--graph-user", "neo4j"], env))
     assert "cannot reach graph server" in line and "pw-123456" not in line
 
 
 def test_wrong_credentials(cli_env, graph_root, example_db):
     uri = running_server(graph_root).uri
-    line = one_error_line(run_ingest([str(example_db), "--graph", uri, "--graph-user", "root",
-                                      "--graph-password", "wrong-password-1"], cli_env))
+    env = {**cli_env, "KGSQL_GRAPH_PASSWORD": "wrong-password-1"}  # the way --help recommends
+    line = one_error_line(run_ingest([str(example_db), "--graph", uri, "--graph-user", "root"], env))
     assert "refused the credentials" in line and "wrong-password-1" not in line
 
 
@@ -98,3 +99,86 @@ def test_name_with_folder_is_rejected(cli_env, make_sqlite, tmp_path, flag):
     for n in ("x1", "x2"):
         make_sqlite(n, "CREATE TABLE t (a INT);").rename(tmp_path / f"{n}.db")
     assert "applies to one database" in one_error_line(run_ingest([str(tmp_path), flag, "z"], cli_env))
+
+
+# ---------------------------------------------------------------- issue 13: careless input
+
+
+def run_verify(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kgsql.ingest.verify", *args],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+def spider_folder(root: Path, make_sqlite, databases: dict[str, str]) -> Path:  # type: ignore[no-untyped-def]
+    for name, script in databases.items():
+        (root / name).mkdir(parents=True)
+        make_sqlite(name, script).rename(root / name / f"{name}.sqlite")
+    return root
+
+
+def test_folder_ingest_goes_on_past_a_corrupt_database(cli_env, make_sqlite, make_corrupt_sqlite, tmp_path,
+                                                       unique_name, schema_graph):
+    good = unique_name("good")
+    root = spider_folder(tmp_path / "database", make_sqlite, {good: "CREATE TABLE a (id INTEGER PRIMARY KEY);"})
+    bad = unique_name("bad")
+    (root / bad).mkdir()
+    make_corrupt_sqlite(bad).rename(root / bad / f"{bad}.sqlite")
+    proc = run_ingest([str(root), "--json"], cli_env)
+    assert proc.returncode == 1
+    line = one_error_line(proc)
+    assert line.startswith("kgsql.ingest: error:") and f"{bad}.sqlite" in line and "malformed" in line
+    summary = json.loads(proc.stdout)
+    assert summary["databases"] == 1 and summary["tables"] == 1
+    assert [(e["database"], Path(e["path"]).name) for e in summary["errors"]] == [(bad, f"{bad}.sqlite")]
+    assert "malformed" in summary["errors"][0]["error"]
+    assert good in schema_graph.databases() and bad not in schema_graph.databases()
+
+    human = run_ingest([str(root), "--no-progress"], cli_env)
+    assert human.returncode == 1 and f"{bad}.sqlite" in one_error_line(human)
+    assert "not ingested 1" in human.stdout and "Ingested 1 database(s)" in human.stdout
+
+
+def test_single_database_corrupt_past_its_header(cli_env, make_corrupt_sqlite):
+    line = one_error_line(run_ingest([str(make_corrupt_sqlite("deep"))], cli_env))
+    assert "corrupt" in line and "deep.sqlite" in line and "malformed" in line
+
+
+def test_shipped_profile_for_another_database_is_skipped_with_a_warning(cli_env, make_sqlite, tmp_path, unique_name):
+    # "tourism" is a shipped profile's name; this tourism is somebody else's database
+    other = unique_name("other")
+    root = spider_folder(tmp_path / "database", make_sqlite, {
+        "tourism": "CREATE TABLE trips (id INTEGER PRIMARY KEY, city TEXT);",
+        other: "CREATE TABLE t (x INTEGER);",
+    })
+    proc = run_ingest([str(root), "--json"], cli_env)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["databases"] == 2 and not summary["errors"]
+    assert len(summary["warnings"]) == 1 and "tourism.yaml" in summary["warnings"][0]
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("kgsql.ingest: warning: shipped profile tourism.yaml skipped")
+    assert "no table 'GDPs'" in lines[0]
+
+
+def test_verify_missing_path_is_an_error(cli_env, tmp_path):
+    line = one_error_line(run_verify([str(tmp_path / "missing_dir")], cli_env))
+    assert "path not found" in line and "missing_dir" in line
+    (tmp_path / "empty").mkdir()
+    assert "no SQLite databases" in one_error_line(run_verify([str(tmp_path / "empty")], cli_env))
+
+
+def test_ingest_and_verify_through_a_symlinked_folder(cli_env, make_sqlite, tmp_path, unique_name):
+    names = [unique_name("ln") for _ in range(2)]
+    real = spider_folder(tmp_path / "real", make_sqlite, {n: "CREATE TABLE a (id INTEGER PRIMARY KEY);" for n in names})
+    picked = tmp_path / "picked"  # a folder of links to database folders
+    picked.mkdir()
+    for n in names:
+        (picked / n).symlink_to(real / n, target_is_directory=True)
+    link = tmp_path / "link"
+    link.symlink_to(picked, target_is_directory=True)
+    proc = run_ingest([str(link), "--json"], cli_env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["databases"] == 2
+    check = run_verify([str(link), "--json"], cli_env)
+    assert check.returncode == 0, check.stderr
+    assert json.loads(check.stdout) == {"checked": 2, "mismatches": []}

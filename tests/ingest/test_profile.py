@@ -371,3 +371,73 @@ def test_bundled_profiles_fit_the_real_databases(dataset: str, database: str) ->
         assert merged.table(key).geo_description == texts["en"]
     described = [c for t in merged.tables for c in t.columns if c.description]
     assert len(described) >= 10
+
+
+# ---------------------------------------------------------------- shipped profiles meet other databases
+
+SPIDER_GEO = Path("/work/shared/data/spider/database/geo/geo.sqlite")
+SPIDER_LIKE_GEO = (
+    "CREATE TABLE state (state_name TEXT PRIMARY KEY, population INTEGER);"
+    "CREATE TABLE city (city_name TEXT, population INTEGER, state_name TEXT REFERENCES state(state_name));"
+)
+
+
+def _spider_folder(tmp_path: Path, make_sqlite) -> Path:  # type: ignore[no-untyped-def]
+    folder = tmp_path / "database"
+    for name, script in (("geo", SPIDER_LIKE_GEO), ("other", "CREATE TABLE t (x INTEGER);")):
+        (folder / name).mkdir(parents=True)
+        make_sqlite(name, script).rename(folder / name / f"{name}.sqlite")
+    return folder
+
+
+def test_shipped_profile_is_skipped_for_an_unrelated_database_of_the_same_name(tmp_path, make_sqlite) -> None:
+    from kgsql.ingest.pipeline import IngestReport, read_sources
+
+    report = IngestReport()
+    schemas = read_sources(_spider_folder(tmp_path, make_sqlite), report=report, keep_going=True)
+    assert [s.name for s in schemas] == ["geo", "other"]  # the other database is not lost
+    assert schemas[0].description == "" and not schemas[0].derived  # nothing of the example's profile
+    assert len(report.warnings) == 1 and not report.errors
+    warning = report.warnings[0]
+    assert "\n" not in warning
+    assert "geo.yaml" in warning and "skipped" in warning and "no table 'cities'" in warning
+
+
+def test_library_ingest_logs_the_skipped_profile(tmp_path, make_sqlite, caplog) -> None:
+    from kgsql.ingest.pipeline import read_sources
+
+    with caplog.at_level(logging.WARNING, logger="kgsql.ingest"):
+        schemas = read_sources(_spider_folder(tmp_path, make_sqlite))
+    assert len(schemas) == 2
+    assert [r.getMessage() for r in caplog.records if "geo.yaml" in r.getMessage()]
+
+
+@pytest.mark.skipif(not SPIDER_GEO.exists(), reason="Spider data not present")
+def test_spiders_geo_is_not_given_the_example_geo_profile() -> None:
+    from kgsql.ingest.pipeline import IngestReport, read_sources
+
+    report = IngestReport()
+    [schema] = read_sources(SPIDER_GEO, report=report)
+    assert schema.table("border_info") is not None and schema.description == ""
+    assert len(report.warnings) == 1 and "geo.yaml" in report.warnings[0]
+
+
+def test_shipped_profile_still_applies_to_its_own_database(example_db) -> None:
+    from kgsql.ingest.pipeline import IngestReport, read_sources
+
+    report = IngestReport()
+    [schema] = read_sources(example_db, report=report)
+    assert not report.warnings
+    assert schema.description.startswith("A made-up country")
+    assert schema.table("cities").column("is_capital").value_explanation.startswith("1 = capital")
+
+
+def test_profile_mismatch_reasons() -> None:
+    from kgsql.ingest.profile import profile_mismatch
+
+    assert profile_mismatch(schools(), Profile(database="california_schools", description="x")) == (
+        "it names no tables to recognise the database by")
+    wrong = Profile(database="california_schools", tables={"frmp": TableProfile("frmp")})
+    assert "no table 'frmp'" in profile_mismatch(schools(), wrong)  # type: ignore[operator]
+    right = Profile(database="california_schools", tables={"FRPM": TableProfile("FRPM")})
+    assert profile_mismatch(schools(), right) is None

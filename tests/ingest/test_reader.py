@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from kgsql.errors import DatabaseFileError
-from kgsql.ingest.reader import find_databases, read_database
+from kgsql.errors import DatabaseFileError, InputError
+from kgsql.ingest.reader import find_databases, read_database, require_databases
 
 SHOP = """
 CREATE TABLE Customer (id INTEGER PRIMARY KEY, name TEXT, city TEXT, joined DATE);
@@ -99,3 +99,38 @@ def test_find_databases_spider_layout(tmp_path, make_sqlite):
         src.rename(tmp_path / "database" / db / f"{db}.sqlite")
     found = find_databases(tmp_path / "database")
     assert [p.stem for p in found] == ["a_db", "b_db"]
+
+
+def test_database_corrupt_past_its_header_is_a_database_file_error(make_corrupt_sqlite):
+    path = make_corrupt_sqlite("deepcorrupt")
+    with pytest.raises(DatabaseFileError, match="deepcorrupt.sqlite.*malformed"):
+        read_database(path)
+
+
+def test_sample_rows_must_be_positive(make_sqlite):
+    with pytest.raises(InputError, match="sample_rows"):
+        read_database(make_sqlite("shop", SHOP), sample_rows=-5)
+
+
+def test_find_databases_follows_symlinked_folders(tmp_path, make_sqlite):
+    real = tmp_path / "real"
+    for db in ("a_db", "b_db"):
+        (real / db).mkdir(parents=True)
+        make_sqlite(db, "CREATE TABLE t (x INT);").rename(real / db / f"{db}.sqlite")
+    (tmp_path / "root_link").symlink_to(real, target_is_directory=True)
+    assert [p.stem for p in find_databases(tmp_path / "root_link")] == ["a_db", "b_db"]
+    mixed = tmp_path / "mixed"  # a folder of links to database folders (a hand-picked Spider subset)
+    mixed.mkdir()
+    (mixed / "a_db").symlink_to(real / "a_db", target_is_directory=True)
+    (mixed / "b_db").symlink_to(real / "b_db", target_is_directory=True)
+    (real / "a_db" / "loop").symlink_to(real, target_is_directory=True)  # a cycle must not hang or repeat
+    found = find_databases(mixed)
+    assert [p.stem for p in found] == ["a_db", "b_db"]
+    assert found[0] == mixed / "a_db" / "a_db.sqlite"
+
+
+def test_require_databases_refuses_missing_and_empty(tmp_path):
+    with pytest.raises(DatabaseFileError, match="path not found"):
+        require_databases(tmp_path / "missing")
+    with pytest.raises(DatabaseFileError, match="no SQLite databases"):
+        require_databases(tmp_path)

@@ -18,10 +18,11 @@ import pytest
 from golden import assert_golden
 from kgsql.errors import UnknownNameError
 from kgsql.examples.pool import ExamplePool, PoolExample, SqliteSchemas
-from kgsql.generate.pipeline import MethodOptions, Text2SQL
+from kgsql.generate.pipeline import Text2SQL
 from kgsql.llm.scripted import ScriptedLM
-from kgsql.methods import available_methods, build, get_method
+from kgsql.methods import KGSQL_ABLATIONS, available_methods, build, get_method
 from kgsql.retrieve.encoder import HashEncoder
+from kgsql.stages.method import OneCallOptions
 
 FIXTURES = Path(__file__).parent / "fixtures"
 QUESTION = "Which river is the longest?"
@@ -59,7 +60,9 @@ SCRIPT: dict[str, Any] = {
 def sql_replies(method: str) -> list[str]:
     """What the scripted model writes: the format's way, first a wrong column when tips can fix it."""
     opts = get_method(method).options
-    if opts.question_format == "dail":
+    if isinstance(opts, OneCallOptions):  # staged: corrections are their own step (see script())
+        replies = [" nme FROM rivers ORDER BY length_km DESC LIMIT 1", " name FROM rivers ORDER BY length_km DESC LIMIT 1"]
+    elif opts.question_format == "dail":
         replies = [" nme FROM rivers ORDER BY length_km DESC LIMIT 1", " name FROM rivers ORDER BY length_km DESC LIMIT 1"]
     elif opts.question_format == "chat":
         cot = ("Let's think step by step.\nAccording to \"longest\", columns [rivers.length_km] may be used.\n"
@@ -75,6 +78,7 @@ class WholeSchema:
 
     class Selection:
         values: list[Any] = []
+        tables: list[str] = []
 
         def to_dict(self) -> dict[str, Any]:
             return {"stub": True}
@@ -111,8 +115,16 @@ def render(lm: ScriptedLM, answer: Any) -> str:
     return "\n".join(out) + "\n"
 
 
+def script(method: str) -> dict[str, Any]:
+    """The scripted model: staged methods' correction rounds are the ``sql_fix`` step."""
+    replies = sql_replies(method)
+    if isinstance(get_method(method).options, OneCallOptions) and len(replies) > 1:
+        return {**SCRIPT, "sql": replies[:1], "sql_fix": replies[1:]}
+    return {**SCRIPT, "sql": replies}
+
+
 def run(method: str, graph: Any, pool: ExamplePool | None, **overrides: Any):  # type: ignore[no-untyped-def]
-    lm = ScriptedLM({**SCRIPT, "sql": sql_replies(method)})
+    lm = ScriptedLM(script(method))
     t2s = build(method, graph, lm, pool=pool, retriever=WholeSchema(), encoder=HashEncoder(), **overrides)
     return lm, t2s.ask(QUESTION, db="geo")
 
@@ -126,9 +138,9 @@ def test_method_golden(geo_graph, pool, method: str) -> None:  # type: ignore[no
 
 
 def test_registry_names() -> None:
-    assert {"dail-sql", "act-sql", "sspa", "sspa-sdbms", "sspa-geo", "sspa-tips", "kgsql"} <= set(available_methods())
-    switches = {"kg-schema", "selection", "evidence", "tips", "sdbms", "geo", "least-to-most", "examples"}
-    assert {f"kgsql-{s}" for s in switches} <= set(available_methods())
+    assert {"dail-sql", "act-sql", "sspa", "sspa-sdbms", "sspa-geo", "sspa-tips", "kgsql",
+            "kgsql-classic"} <= set(available_methods())
+    assert {f"kgsql-{s}" for s in KGSQL_ABLATIONS} <= set(available_methods())
     with pytest.raises(UnknownNameError, match="did you mean 'dail-sql'"):
         get_method("dail_sql")
 
@@ -136,20 +148,28 @@ def test_registry_names() -> None:
 def test_ablations_differ_from_their_method_by_one_component() -> None:
     def diff(a: str, b: str) -> set[str]:
         oa, ob = get_method(a).options, get_method(b).options
-        return {f.name for f in fields(MethodOptions) if getattr(oa, f.name) != getattr(ob, f.name)}
+        assert type(oa) is type(ob)
+        return {f.name for f in fields(oa) if getattr(oa, f.name) != getattr(ob, f.name)}
 
     assert diff("sspa", "sspa-sdbms") == {"sdbms"}
     assert diff("sspa", "sspa-geo") == {"geo"}
     assert diff("sspa", "sspa-tips") == {"tips", "max_rounds"}
     assert diff("sspa", "dail-sql") == {"sdbms", "geo", "tips", "max_rounds", "spatial_function_list", "tip_kinds"}
-    assert diff("kgsql", "kgsql-evidence") == {"evidence"}
-    assert diff("kgsql", "kgsql-examples") == {"shots"}
+    for part, off in KGSQL_ABLATIONS.items():
+        assert diff("kgsql", f"kgsql-{part}") == set(off), part
 
 
-def test_kgsql_without_a_pool_is_the_default_pipeline(geo_graph) -> None:  # type: ignore[no-untyped-def]
-    a = ScriptedLM({**SCRIPT, "sql": sql_replies("kgsql")})
-    build("kgsql", geo_graph, a, retriever=WholeSchema()).ask(QUESTION, db="geo")
-    b = ScriptedLM({**SCRIPT, "sql": sql_replies("kgsql")})
+def test_kgsql_is_one_call_when_the_first_query_runs(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]
+    lm = ScriptedLM({"sql": " name FROM rivers ORDER BY length_km DESC LIMIT 1"})
+    answer = build("kgsql", geo_graph, lm, pool=pool, retriever=WholeSchema(), encoder=HashEncoder()).ask(
+        QUESTION, db="geo")
+    assert lm.steps() == ["sql"] and answer.rows == [("Silver River",)] and len(answer.examples) == 5
+
+
+def test_kgsql_classic_without_a_pool_is_the_default_pipeline(geo_graph) -> None:  # type: ignore[no-untyped-def]
+    a = ScriptedLM(script("kgsql-classic"))
+    build("kgsql-classic", geo_graph, a, retriever=WholeSchema()).ask(QUESTION, db="geo")
+    b = ScriptedLM(script("kgsql-classic"))
     Text2SQL(geo_graph, b, retriever=WholeSchema()).ask(QUESTION, db="geo")
     assert [c.messages for c in a.calls] == [c.messages for c in b.calls]
 
@@ -159,7 +179,7 @@ def test_shots_override_and_zero_shot(geo_graph, pool) -> None:  # type: ignore[
     assert len(answer.examples) == 1
     lm, answer = run("dail-sql", geo_graph, pool, shots=0)
     assert answer.examples == [] and "/* Some SQL examples" not in lm.calls[0].prompt
-    with pytest.raises(UnknownNameError, match="unknown method option"):
+    with pytest.raises(UnknownNameError, match="unknown option"):
         build("dail-sql", geo_graph, ScriptedLM(), shot=1)
 
 

@@ -1,0 +1,100 @@
+"""The state self-correction keeps for one question: schema, names, parsed SQL, one connection.
+
+One :class:`CheckContext` serves every candidate query of a question: it
+opens a single read-only connection on first use and runs each candidate
+and each value probe on it (through :func:`kgsql.db.guard.execute_query`,
+which restores the connection after every query), parses each SQL text
+once, and builds the schema's name view once.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterable
+
+from sqlglot import exp
+
+from kgsql.db.connect import Connection, open_database
+from kgsql.correct.tip import Tip
+from kgsql.db.guard import QueryResult, execute_query
+from kgsql.errors import KgsqlError
+from kgsql.schema.model import DatabaseSchema
+from kgsql.sql.names import SchemaNames, parse_sqlite
+
+__all__ = ["CheckContext", "EmptyRule", "ErrorRule"]
+
+
+class CheckContext:
+    """One question's checking state; a context manager that closes its connection.
+
+    ``path``: the database file (default: ``schema.path``); ``dialect``:
+    "spatialite" or "sqlite" (default: from ``schema.is_spatial``), which
+    decides whether spatial function names are suggested; ``allow_tables``:
+    tables the file has but the schema does not list (see
+    :class:`~kgsql.sql.names.SchemaNames`). ``timeout_s`` and ``max_rows``
+    apply to the candidates run by :meth:`execute`.
+    """
+
+    def __init__(self, schema: DatabaseSchema, question: str = "", *, timeout_s: float = 30.0,
+                 max_rows: int = 10_000, path: str | os.PathLike[str] | None = None, dialect: str | None = None,
+                 allow_tables: Iterable[str] = ()) -> None:
+        self.schema = schema
+        self.question = question
+        self.timeout_s = timeout_s
+        self.max_rows = max_rows
+        self.path = schema.path if path is None else path
+        self.dialect = dialect or ("spatialite" if schema.is_spatial else "sqlite")
+        self._allow_tables = tuple(allow_tables)
+        self._names: SchemaNames | None = None
+        self._trees: dict[str, exp.Expression | None] = {}
+        self._conn: Connection | None = None
+
+    @property
+    def names(self) -> SchemaNames:
+        """The schema's case-insensitive name view (built once)."""
+        if self._names is None:
+            self._names = SchemaNames(self.schema, self._allow_tables)
+        return self._names
+
+    def tree(self, sql: str) -> exp.Expression | None:
+        """The parsed ``sql`` (SQLite dialect), cached per text; None when it does not parse.
+
+        The tree is shared: callers must not change it.
+        """
+        if sql not in self._trees:
+            self._trees[sql] = parse_sqlite(sql)
+        return self._trees[sql]
+
+    def connection(self) -> Connection:
+        """The shared read-only connection, opened on first use (raises what ``open_database`` raises)."""
+        if self._conn is None:
+            self._conn = open_database(self.path, read_only=True)
+        return self._conn
+
+    def execute(self, sql: str) -> QueryResult:
+        """Run one candidate on the shared connection; raises exactly what ``execute_query`` raises."""
+        try:
+            conn = self.connection()
+        except KgsqlError:
+            # The file cannot be opened: execute_query on the path checks the SQL first and then
+            # raises the same error, as a candidate run on its own would.
+            return execute_query(self.path, sql, timeout_s=self.timeout_s, max_rows=self.max_rows)
+        return execute_query(conn, sql, timeout_s=self.timeout_s, max_rows=self.max_rows)
+
+    def close(self) -> None:
+        """Close the connection, if one was opened; the context can open a new one later."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> CheckContext:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+#: A rule for one error kind: (context, sql, the name SQLite's message names, SQLite's message)
+#: -> tips, or None when the rule cannot use the error (the generic tip is given instead).
+ErrorRule = Callable[[CheckContext, str, str | None, str], list[Tip] | None]
+#: A rule for a query that ran but returned no rows: (context, sql, result) -> tips.
+EmptyRule = Callable[[CheckContext, str, QueryResult], list[Tip]]

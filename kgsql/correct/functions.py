@@ -1,0 +1,155 @@
+"""Functions rule: unknown functions and wrong argument counts.
+
+An unknown name is mapped back to the SpatiaLite function through the
+function KB's aliases (PostGIS ``ST_DWithin`` -> ``PtDistWithin``), or to the
+SQLite way of writing another dialect's function (:data:`SQLITE_EQUIVALENTS`);
+a wrong argument count is answered with the KB signature or a SQLite core
+signature (:data:`SQLITE_SIGNATURES`).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from kgsql.correct.context import CheckContext, ErrorRule
+from kgsql.correct.tip import Tip
+from kgsql.errors import KgsqlError
+
+__all__ = ["ON_ERROR", "SQLITE_EQUIVALENTS", "SQLITE_SIGNATURES", "arguments_error", "function_error", "knowledge"]
+
+FUNCTION_RENAMED_TIP = "The function '{name}' does not exist in {system}; use '{good}' instead: {call}"
+FUNCTION_EQUIVALENT_TIP = "The function '{name}' does not exist in {system}; use {good} instead."
+FUNCTION_UNKNOWN_TIP = "The function '{name}' does not exist in {system} and should not be used."
+FUNCTION_NOT_LOADED_TIP = "The function '{name}' is not available: SpatiaLite is not loaded for this database."
+FUNCTION_NOT_SPATIAL_TIP = "The function '{name}' does not exist in SQLite: this database has no spatial functions."
+ARGUMENTS_TIP = "The function '{name}' was called with the wrong number of arguments{given}; {advice}"
+
+#: Functions of other SQL dialects that SQLite lacks -> what to write instead.
+SQLITE_EQUIVALENTS: dict[str, str] = {
+    "year": "strftime('%Y', d)",
+    "month": "strftime('%m', d)",
+    "day": "strftime('%d', d)",
+    "datediff": "julianday(d1) - julianday(d2)",
+    "date_part": "strftime(format, d)",
+    "to_char": "strftime(format, d)",
+    "getdate": "date('now')",
+    "now": "datetime('now')",
+    "curdate": "date('now')",
+    "isnull": "ifnull(x, y)",
+    "nvl": "ifnull(x, y)",
+    "len": "length(x)",
+    "char_length": "length(x)",
+    "if": "iif(condition, x, y)",
+    "left": "substr(x, 1, n)",
+    "right": "substr(x, -n)",
+    "position": "instr(x, y)",
+    "locate": "instr(x, y)",
+    "charindex": "instr(x, y)",
+    "ceiling": "ceil(x)",
+    "stddev": "a subquery (SQLite has no standard deviation)",
+    "array_agg": "group_concat(x)",
+    "string_agg": "group_concat(x, separator)",
+    "listagg": "group_concat(x, separator)",
+}
+
+#: A few SQLite core signatures for wrong-argument-count tips.
+SQLITE_SIGNATURES: dict[str, str] = {
+    "substr": "substr(x, start, length)",
+    "substring": "substr(x, start, length)",
+    "round": "round(x, digits)",
+    "strftime": "strftime(format, time, modifier, ...)",
+    "instr": "instr(x, y)",
+    "replace": "replace(x, from, to)",
+    "ifnull": "ifnull(x, y)",
+    "iif": "iif(condition, x, y)",
+    "nullif": "nullif(x, y)",
+    "length": "length(x)",
+    "abs": "abs(x)",
+    "upper": "upper(x)",
+    "lower": "lower(x)",
+    "trim": "trim(x) or trim(x, characters)",
+    "julianday": "julianday(time, modifier, ...)",
+    "date": "date(time, modifier, ...)",
+    "count": "count(x) or count(*)",
+    "sum": "sum(x)",
+    "avg": "avg(x)",
+}
+
+
+def _dialect_name(dialect: str) -> str:
+    return "SpatiaLite" if dialect.lower() == "spatialite" else "SQLite"
+
+
+def knowledge() -> Any:
+    """The SpatiaLite function KB, or None when it cannot be loaded."""
+    try:
+        from kgsql.generate.spatial import SpatialKnowledge
+
+        return SpatialKnowledge.load("spatialite")
+    except (KgsqlError, OSError, ValueError):  # pragma: no cover - KB missing from a broken install
+        return None
+
+
+def function_error(ctx: CheckContext, sql: str, name: str | None, message: str) -> list[Tip] | None:
+    """SQLite's "no such function: f": the SpatiaLite name, the SQLite equivalent, or "do not use it"."""
+    if not name:
+        return None
+    dialect = ctx.dialect
+    system = _dialect_name(dialect)
+    kb = knowledge()
+    if kb is not None and dialect.lower() == "spatialite":
+        f = kb.suggest(name)
+        if f is not None and f.name.lower() != name.lower():
+            tip = FUNCTION_RENAMED_TIP.format(name=name, system=system, good=f.name, call=kb.call_hint(f))
+            return [Tip("no_such_function", tip, name)]
+        if f is not None:
+            return [Tip("no_such_function", FUNCTION_NOT_LOADED_TIP.format(name=name), name)]
+    elif kb is not None and kb.function(name) is not None:
+        return [Tip("no_such_function", FUNCTION_NOT_SPATIAL_TIP.format(name=name), name)]
+    equivalent = SQLITE_EQUIVALENTS.get(name.lower())
+    if equivalent:
+        tip = FUNCTION_EQUIVALENT_TIP.format(name=name, system=system, good=equivalent)
+        return [Tip("no_such_function", tip, name)]
+    return [Tip("no_such_function", FUNCTION_UNKNOWN_TIP.format(name=name, system=system), name)]
+
+
+def _argument_count(tree: exp.Expression | None, name: str) -> int | None:
+    """How many arguments the first call of ``name`` in the query has."""
+    low = name.lower()
+    for node in tree.find_all(exp.Func) if tree is not None else []:
+        if isinstance(node, exp.Anonymous):
+            if str(node.this).lower() == low:
+                return len(node.expressions)
+        elif low in {n.lower() for n in type(node).sql_names()} | {node.sql_name().lower()}:
+            return sum(len(v) if isinstance(v, list) else 1 for v in node.args.values() if v is not None)
+    return None
+
+
+def arguments_error(ctx: CheckContext, sql: str, name: str | None, message: str) -> list[Tip] | None:
+    """SQLite's "wrong number of arguments to function f()": the count given and the signature."""
+    if not name:
+        return None
+    count = _argument_count(ctx.tree(sql), name)
+    given = f" ({count} given)" if count is not None else ""
+    kb = knowledge() if ctx.dialect.lower() == "spatialite" else None
+    f = kb.function(name) if kb is not None else None
+    if f is None:
+        sig = SQLITE_SIGNATURES.get(name.lower())
+        advice = f"call it as {sig}." if sig else "check how many arguments it takes."
+        return [Tip("wrong_arguments", ARGUMENTS_TIP.format(name=name, given=given, advice=advice), name)]
+    use = "call it as" if f.name.lower() == name.lower() else "use"
+    returns = f", which returns {f.returns.rstrip('.')}" if f.returns else ""
+    advice = f"{use} {f.signature}{returns}."
+    tips = [Tip("wrong_arguments", ARGUMENTS_TIP.format(name=name, given=given, advice=advice), name)]
+    note = next((v for k, v in kb.alias_notes.items() if k.lower() == name.lower()), None)
+    if note:
+        tips.append(Tip("suggestion", f"Note: {name} {note}", name))
+    return tips
+
+
+#: Error kinds (see kgsql.db.guard.ErrorKind) this rule answers.
+ON_ERROR: dict[str, ErrorRule] = {
+    "no_such_function": function_error,
+    "wrong_arguments": arguments_error,
+}

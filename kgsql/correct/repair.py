@@ -1,0 +1,174 @@
+"""Join repair: a column written on the wrong table is moved to its owner, through the FK graph.
+
+The commonest failure of small models (issue 12's 0.5B/1.5B runs) is a column
+used on a table that lacks it: ``SELECT Model FROM car_names ORDER BY
+Horsepower`` when ``Horsepower`` lives in ``cars_data``. A tip ("Did you
+mean cars_data.Horsepower?") rarely gets a small model to add the join. The
+graph knows the join, so this rule writes it: no model call.
+
+Per SELECT (its own FROM items only; one with a derived table is left alone):
+
+* a qualified column whose table lacks it but exactly one other FROM item
+  has it is requalified to that item (``T2.name`` -> ``T3.name``);
+* a column no FROM item has is joined in from the table that owns it and is
+  nearest in the FK graph (a tie between owners: left alone), along the
+  shortest key path, and qualified with it; the existing unqualified columns
+  are qualified first so the new join cannot make them ambiguous.
+
+The repaired query is an ordinary candidate: it is checked and run like any
+other, so a wrong repair costs nothing but one execution.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from kgsql.correct.context import CheckContext
+from kgsql.retrieve.joins import FKGraph, fk_graph, path_to
+from kgsql.schema.model import DatabaseSchema, Table
+
+
+class _Scope:
+    """One SELECT's FROM items: alias -> schema table, and the real tables present."""
+
+    def __init__(self, select: exp.Select, schema: DatabaseSchema) -> None:
+        self.select = select
+        self.schema = schema
+        self.by_alias: dict[str, Table] = {}
+        self.alias_of: dict[str, str] = {}  # real table (lower) -> alias as written
+        self.ok = True
+        from_ = select.args.get("from_")
+        items = ([from_.this] if from_ is not None else []) + [j.this for j in select.args.get("joins") or []]
+        tables = {t.name.lower(): t for t in schema.tables}
+        for item in items:
+            if not isinstance(item, exp.Table) or not isinstance(item.this, exp.Identifier):
+                self.ok = False
+                return
+            table = tables.get(item.name.lower())
+            if table is None:
+                self.ok = False
+                return
+            alias = item.alias_or_name
+            self.by_alias[alias.lower()] = table
+            self.alias_of.setdefault(table.name.lower(), alias)
+        self.ok = bool(items)
+
+    def holders(self, column: str) -> list[str]:
+        """Aliases of the FROM items that have ``column``."""
+        return [a for a, t in self.by_alias.items() if _has(t, column)]
+
+    def alias(self, table: str) -> str:
+        return self.alias_of[table.lower()]
+
+
+def _has(table: Table, column: str) -> bool:
+    return any(c.name.lower() == column.lower() for c in table.columns)
+
+
+def _own_columns(select: exp.Select) -> list[exp.Column]:
+    return [c for c in select.find_all(exp.Column)
+            if c.find_ancestor(exp.Select) is select and not isinstance(c.this, exp.Star)]
+
+
+def _set_table(column: exp.Column, alias: str) -> None:
+    column.set("table", exp.to_identifier(alias))
+
+
+def _qualify_all(scope: _Scope) -> None:
+    """Qualify the SELECT's unqualified columns that exactly one FROM item has."""
+    for col in _own_columns(scope.select):
+        if not col.table:
+            holders = scope.holders(col.name)
+            if len(holders) == 1:
+                _set_table(col, _written(scope, holders[0]))
+
+
+def _written(scope: _Scope, alias_lower: str) -> str:
+    """The alias as the query wrote it."""
+    table = scope.by_alias[alias_lower]
+    for alias in scope.alias_of.values():
+        if alias.lower() == alias_lower:
+            return alias
+    return table.name if table.name.lower() == alias_lower else alias_lower
+
+
+def _nearest_owner(scope: _Scope, column: str, g: FKGraph) -> tuple[Table, list[tuple[str, str]]] | None:
+    present = [t.name for t in scope.by_alias.values()]
+    found: list[tuple[int, Table, list[tuple[str, str]]]] = []
+    for table in scope.schema.tables:
+        if table.name.lower() in scope.alias_of or not _has(table, column):
+            continue
+        steps = path_to(g, present, table.name)
+        if steps:
+            found.append((len(steps), table, steps))
+    if not found:
+        return None
+    found.sort(key=lambda f: f[0])
+    if len(found) > 1 and found[1][0] == found[0][0]:
+        return None  # two owners equally near: the question must decide, not this rule
+    return found[0][1], found[0][2]
+
+
+def _join_path(scope: _Scope, steps: list[tuple[str, str]], g: FKGraph) -> None:
+    """Append a JOIN for each new table on the path, on the first FK between the pair."""
+    for a, b in steps:
+        if b.lower() in scope.alias_of:
+            continue
+        fk = g.fks(a, b)[0]
+        alias = b if b.lower() not in scope.by_alias else f"{b}_2"
+        scope.by_alias[alias.lower()] = scope.schema.table(b)
+        scope.alias_of[b.lower()] = alias
+        left = exp.column(exp.to_identifier(fk.column), table=exp.to_identifier(scope.alias(fk.table)))
+        right = exp.column(exp.to_identifier(fk.ref_column), table=exp.to_identifier(scope.alias(fk.ref_table)))
+        table = exp.to_table(b) if alias == b else exp.alias_(exp.to_table(b), alias, table=True)
+        scope.select.join(table, on=exp.EQ(this=left, expression=right), copy=False)
+
+
+def _repair_select(select: exp.Select, schema: DatabaseSchema, g: FKGraph) -> bool:
+    scope = _Scope(select, schema)
+    if not scope.ok:
+        return False
+    outputs = {e.alias.lower() for e in select.expressions if isinstance(e, exp.Alias) and e.alias}
+    changed = joined = False
+    for col in _own_columns(select):
+        qualifier = col.table.lower()
+        holders = scope.holders(col.name)
+        if qualifier and qualifier in scope.by_alias:
+            if _has(scope.by_alias[qualifier], col.name):
+                continue
+            if len(holders) == 1:
+                _set_table(col, _written(scope, holders[0]))
+                changed = True
+                continue
+        elif qualifier:
+            continue  # an alias of an enclosing query (correlated) or a typo the tips handle
+        elif holders or col.name.lower() in outputs:
+            continue
+        if holders:
+            continue  # several FROM items have it: ambiguity, not a missing join
+        owner = _nearest_owner(scope, col.name, g)
+        if owner is None:
+            continue
+        table, steps = owner
+        if not joined:
+            _qualify_all(scope)
+            joined = True
+        _join_path(scope, steps, g)
+        _set_table(col, scope.alias(table.name))
+        changed = True
+    return changed
+
+
+def repair_joins(ctx: CheckContext, sql: str) -> str | None:
+    """``sql`` with misplaced columns moved to their owning tables, or None when nothing applies."""
+    tree = ctx.tree(sql)
+    if tree is None:
+        return None
+    tree = tree.copy()
+    g = fk_graph(ctx.schema)
+    changed = False
+    for select in list(tree.find_all(exp.Select)):
+        changed = _repair_select(select, ctx.schema, g) or changed
+    if not changed:
+        return None
+    repaired = tree.sql(dialect="sqlite")
+    return repaired if " ".join(repaired.split()) != " ".join(sql.split()) else None

@@ -1,0 +1,99 @@
+"""The rules in order, and the one entry point that checks a candidate query.
+
+Each rule module declares what it answers: ``ON_ERROR`` maps error kinds
+(:data:`kgsql.db.guard.ErrorKind`) to a function over the
+:class:`~kgsql.correct.context.CheckContext`, ``ON_EMPTY`` runs when a query
+returned no rows. :data:`RULES` lists the modules; an error kind no rule
+answers (and a rule that cannot use the error) gets :mod:`~kgsql.correct.other`'s
+generic tip.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgsql.correct import empty, functions, names, other, syntax, timeouts, unsafe, values
+from kgsql.correct.context import CheckContext, EmptyRule, ErrorRule
+from kgsql.correct.tip import Tip
+from kgsql.db.guard import QueryResult, SQLQueryError
+from kgsql.errors import UnsafeSQLError
+from kgsql.schema.model import DatabaseSchema
+
+__all__ = ["EMPTY_RULES", "ERROR_RULES", "RULES", "Checked", "check_candidate", "error_tips", "is_vacuous",
+           "tips_from_error"]
+
+#: The rule modules; EMPTY_RULES keep this order (value tips before the empty-result tip).
+RULES = (names, functions, syntax, timeouts, values, empty)
+#: Error kind -> the rule that answers it.
+ERROR_RULES: dict[str, ErrorRule] = {kind: rule for m in RULES for kind, rule in getattr(m, "ON_ERROR", {}).items()}
+#: Rules run, in order, when a query returned no rows.
+EMPTY_RULES: tuple[EmptyRule, ...] = tuple(m.ON_EMPTY for m in RULES if hasattr(m, "ON_EMPTY"))
+
+
+def error_tips(ctx: CheckContext, error: BaseException, sql: str) -> list[Tip]:
+    """Tips for the next round from a failed execution of ``sql`` (see :func:`tips_from_error`)."""
+    if isinstance(error, UnsafeSQLError):
+        return unsafe.unsafe_tips(error)
+    kind = getattr(error, "kind", None)
+    message = getattr(error, "sqlite_message", None) or str(error)
+    rule = ERROR_RULES.get(kind) if isinstance(kind, str) else None
+    tips = rule(ctx, sql, getattr(error, "name", None), message) if rule is not None else None
+    return tips if tips is not None else other.other_tips(message)
+
+
+def tips_from_error(error: BaseException, sql: str, schema: DatabaseSchema, *,
+                    dialect: str = "spatialite") -> list[Tip]:
+    """Tips for the next round from a failed execution of ``sql``.
+
+    ``error`` is what :func:`kgsql.db.guard.execute_query` raised
+    (``SQLQueryError``/``QueryTimeoutError``/``UnsafeSQLError``); other
+    exceptions give one generic tip. ``dialect`` ("spatialite" or "sqlite")
+    decides whether spatial function names are suggested.
+    """
+    return error_tips(CheckContext(schema, dialect=dialect), error, sql)
+
+
+@dataclass
+class Checked:
+    """One checked candidate."""
+
+    sql: str
+    result: QueryResult | None  # None when it failed
+    error: str | None  # str(exception) when it failed
+    tips: list[Tip]  # tips for the next round
+    kind: str | None = None  # error kind ("no_such_column", ..., "unsafe") or None
+
+
+def is_vacuous(result: QueryResult) -> bool:
+    """No rows, or one row of only NULLs and zeros: what an aggregate over no rows returns
+    (``count(*)`` of a filter that matched nothing), which deserves the same checks as no rows."""
+    if not result.rows:
+        return True
+    return len(result.rows) == 1 and all(v is None or v == 0 for v in result.rows[0])
+
+
+def check_candidate(ctx: CheckContext, sql: str, *, tips: bool = True, last: bool = False,
+                    vacuous_as_empty: bool = False) -> Checked:
+    """Run one candidate on the context's connection; say what to tell the next round.
+
+    With ``tips`` the static name check runs first and names every unknown
+    table/column at once, where SQLite stops at the first; its tips are used
+    only when SQLite also rejects the query (after the error's own tips), so a
+    static false positive never costs a round. A rejected (unsafe) query gets
+    one tip; a query that returned no rows gets the EMPTY_RULES' tips unless
+    it is the ``last`` round (with ``vacuous_as_empty``, so does a lone row
+    of NULLs/zeros, see :func:`is_vacuous`). Without ``tips`` no tips are made at all.
+    Errors other than the guard's (an unreadable file) propagate.
+    """
+    static = names.static_tips(ctx, sql) if tips else []
+    try:
+        result = ctx.execute(sql)
+    except UnsafeSQLError as exc:
+        return Checked(sql, None, str(exc), unsafe.candidate_tips() if tips else [], "unsafe")
+    except SQLQueryError as exc:
+        found = error_tips(ctx, exc, sql) if tips else []
+        found += [t for t in static if t.text not in {x.text for x in found}]
+        return Checked(sql, None, str(exc), found, exc.kind)
+    empty = is_vacuous(result) if vacuous_as_empty else not result.rows
+    if empty and tips and not last:
+        return Checked(sql, result, None, [t for rule in EMPTY_RULES for t in rule(ctx, sql, result)])
+    return Checked(sql, result, None, [])

@@ -1,0 +1,159 @@
+"""Values rule: string literals that occur nowhere in the column they are compared with.
+
+Each ``col = 'text'`` (or IN / LIKE) on a schema column is checked with a
+one-row probe on the context's shared read-only connection, through the
+guard; a miss names the closest real values. Runs when a query returned no
+rows.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+from typing import Any
+
+from sqlglot import exp
+
+from kgsql.correct.context import CheckContext, EmptyRule
+from kgsql.correct.tip import Tip
+from kgsql.db.guard import QueryResult, execute_query
+from kgsql.errors import KgsqlError
+from kgsql.schema.model import DatabaseSchema
+from kgsql.sql.names import SchemaNames, SourceCache, resolve, scopes
+
+__all__ = ["ON_EMPTY", "check_values", "value_tips"]
+
+
+def _q_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _q_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _literal_filters(tree: exp.Expression, names: SchemaNames) -> list[tuple[str, str, str, str]]:
+    """(table, column, operator, text) for each ``col = 'text'`` / IN / LIKE on a schema column."""
+    out: list[tuple[str, str, str, str]] = []
+    cache: SourceCache = {}
+    for scope in scopes(tree):
+        for node in scope.expression.find_all(exp.EQ, exp.In, exp.Like):
+            if isinstance(node, exp.In):
+                pairs = [(node.this, e, "=") for e in node.expressions]
+            elif isinstance(node, exp.Like):
+                pairs = [(node.this, node.expression, "LIKE")]
+            else:
+                pairs = [(node.this, node.expression, "="), (node.expression, node.this, "=")]
+            for col, lit, op in pairs:
+                if not (isinstance(col, exp.Column) and isinstance(lit, exp.Literal) and lit.is_string):
+                    continue
+                if col.find_ancestor(exp.Select) is not scope.expression:
+                    continue
+                status, found = resolve(col, scope, names, cache)
+                if status != "ok" or len(found) != 1 or found[0].table is None:
+                    continue
+                column = names.columns[found[0].table.lower()].get(col.name.lower())
+                if column is not None and column.spatial is None:
+                    out.append((found[0].table, column.name, op, lit.this))
+    return list(dict.fromkeys(out))
+
+
+def check_values(ctx: CheckContext, sql: str, *, value_index: Any = None, max_checks: int = 8,
+                 timeout_s: float = 2.0) -> list[Tip]:
+    """Tips for string literals ``sql`` compares with a column that never holds them.
+
+    The probes run on ``ctx``'s shared connection (opened if needed); the
+    closest real values come from ``value_index`` (a
+    :class:`kgsql.retrieve.values.ValueIndex`) when given, else by
+    ``difflib`` over at most 2000 distinct values. Checks that fail (timeout,
+    unreadable file) are skipped silently.
+    """
+    tree = ctx.tree(sql) if ctx.path else None
+    if tree is None:
+        return []
+    filters = _literal_filters(tree, ctx.names)[:max_checks]
+    if not filters:
+        return []
+    try:
+        conn = ctx.connection()
+    except KgsqlError:
+        return []
+    tips: list[Tip] = []
+    for table, column, op, text in filters:
+        probe = f"SELECT 1 FROM {_q_ident(table)} WHERE {_q_ident(column)} {op} {_q_text(text)} LIMIT 1"
+        try:
+            if execute_query(conn, probe, timeout_s=timeout_s, max_rows=1).rows:
+                continue
+            similar = _similar_values(conn, table, column, text, op, value_index, timeout_s)
+        except KgsqlError:
+            continue
+        tips.append(_value_tip(table, column, op, text, similar))
+    return tips
+
+
+def value_tips(sql: str, schema: DatabaseSchema, db_path: str | os.PathLike[str] | None, *,
+               value_index: Any = None, max_checks: int = 8, timeout_s: float = 2.0) -> list[Tip]:
+    """:func:`check_values` on the file ``db_path`` (none when it is None), with a connection of its own."""
+    with CheckContext(schema, path=db_path if db_path is not None else "") as ctx:
+        return check_values(ctx, sql, value_index=value_index, max_checks=max_checks, timeout_s=timeout_s)
+
+
+def _on_empty(ctx: CheckContext, sql: str, result: QueryResult) -> list[Tip]:
+    return check_values(ctx, sql)
+
+
+def _value_tip(table: str, column: str, op: str, text: str, similar: list[str]) -> Tip:
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    where = f"{table}.{column}"
+    if op == "LIKE":
+        sentence = f"No value of the column '{where}' matches the pattern '{shown}'"
+    else:
+        sentence = f"The value '{shown}' does not occur in the column '{where}'"
+    if len(similar) == 1:
+        sentence += f"; the closest value is '{similar[0]}'."
+    elif similar:
+        sentence += f"; similar values are {', '.join(_quote_value(v) for v in similar)}."
+    else:
+        sentence += "."
+    return Tip("value_not_found", sentence, where)
+
+
+def _quote_value(value: str) -> str:
+    """A cell value in single quotes, as the tips quote values."""
+    return f"'{value}'"
+
+
+def _similar_values(conn: Any, table: str, column: str, text: str, op: str, value_index: Any,
+                    timeout_s: float) -> list[str]:
+    """Up to 3 real values of ``table.column`` closest to ``text``: same text in another case first."""
+    needle = text.replace("%", " ").replace("_", " ").strip() if op == "LIKE" else text
+    if not needle:
+        return []
+    if value_index is not None:
+        try:
+            matches = value_index.search(needle, top_k=50, min_score=0.5)
+            found = [m.value for m in matches
+                     if m.table.lower() == table.lower() and m.column.lower() == column.lower()]
+            if found:
+                return list(dict.fromkeys(found))[:3]
+        except Exception:  # noqa: BLE001 - the index is an optional speed-up; fall back to scanning
+            pass
+    c = _q_ident(column)
+    sql = f"SELECT DISTINCT {c} FROM {_q_ident(table)} WHERE typeof({c}) = 'text' LIMIT 2000"
+    values = [str(r[0]) for r in execute_query(conn, sql, timeout_s=timeout_s, max_rows=2000).rows]
+    low = needle.lower()
+    same = [v for v in values if v.lower() == low]
+    if same:
+        return same[:3]
+    scored = []
+    for v in values:
+        ratio = difflib.SequenceMatcher(None, low, v.lower()).ratio()
+        if len(low) >= 3 and (low in v.lower() or v.lower() in low):
+            ratio = max(ratio, 0.85)
+        if ratio >= 0.6:
+            scored.append((ratio, v))
+    scored.sort(key=lambda p: (-p[0], p[1]))
+    return [v for _r, v in scored[:3]]
+
+
+#: Runs when a query returned no rows (see kgsql.correct.rules.EMPTY_RULES).
+ON_EMPTY: EmptyRule = _on_empty

@@ -1,0 +1,11 @@
+"""SQL analysis shared by kgsql's modules (no prompts, no tips).
+
+:mod:`kgsql.sql.names` resolves the table and column names of a query the
+way SQLite does and reports every naming problem at once; self-correction
+(:mod:`kgsql.correct`) turns those problems into tips.
+"""
+from __future__ import annotations
+
+from kgsql.sql.names import Problem, SchemaNames, Source, analyse, parse_sqlite, resolve, scopes, sources
+
+__all__ = ["Problem", "SchemaNames", "Source", "analyse", "parse_sqlite", "resolve", "scopes", "sources"]

@@ -1,0 +1,11 @@
+"""Methods composed from stages: each stage one idea with its own options.
+
+``StagedMethod.one_call`` is kgsql's default method (``kgsql.methods``:
+``kgsql``): retrieval -> spatial notes -> schema text -> evidence ->
+examples -> graph hints -> one SQL call with an execution-checked correction
+loop. See docs/methods.md.
+"""
+from kgsql.stages.method import OneCallOptions, StagedMethod, one_call_stages
+from kgsql.stages.state import QuestionState, Stage, ValueHit
+
+__all__ = ["OneCallOptions", "QuestionState", "Stage", "StagedMethod", "ValueHit", "one_call_stages"]

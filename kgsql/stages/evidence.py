@@ -1,0 +1,42 @@
+"""Evidence: what the user gave beside the question, and optionally what an LLM writes.
+
+LLM-written evidence (the KG paper's three steps) is off by default: with
+1.5B models it misled the SQL in 5 of 7 lost questions (issue 12). It stays
+an option for strong endpoints (``--set evidence=true``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgsql.generate.evidence import EvidenceGenerator, ValueHint
+from kgsql.generate.templates import fill, join_sections
+from kgsql.stages.state import QuestionState
+
+USER_EVIDENCE_MODES = ("add", "replace", "ignore")
+
+
+@dataclass
+class Evidence:
+    """Sets ``state.user_evidence``: the user's, the model's, or both (``user`` mode)."""
+
+    lm: object = None
+    generate: bool = False
+    user: str = "add"  # "add" to the generated text, "replace" it, or "ignore" the user's
+    name: str = "evidence"
+
+    def run(self, state: QuestionState) -> None:
+        given = state.user_evidence.strip() if self.user != "ignore" else ""
+        state.user_evidence = given
+        if not self.generate or (given and self.user == "replace"):
+            state.answer.evidence, state.answer.evidence_source = given, "user" if given else "none"
+            return
+        context = [{"role": "system", "content": state.system},
+                   {"role": "user", "content": join_sections(state.knowledge,
+                                                             fill("context", schema=state.schema_text))}]
+        values = [ValueHint(v.table, v.column, v.value) for v in state.values]
+        made = EvidenceGenerator(self.lm).generate(state.question, context, state.trace,  # type: ignore[arg-type]
+                                                   values=values)
+        text = " ".join(p for p in (given, made.text if made else "") if p).strip()
+        state.user_evidence = text
+        source = "user+generated" if given and made else ("user" if given else made.source if made else "none")
+        state.answer.evidence, state.answer.evidence_source = text, source

@@ -1,0 +1,59 @@
+"""The SQL stage: one prompt, one call, and the correction loop when the answer fails.
+
+The prompt is a question format (``kgsql.generate.formats``): ``schema-first``
+puts what is stable for a database first so a prefix-caching server reads
+the schema once per database; ``dail`` is DAIL-SQL's order (examples first).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgsql.correct import CheckContext
+from kgsql.correct.loop import CorrectionLoop, LoopOptions
+from kgsql.generate.formats import PromptParts, Shot, available_formats
+from kgsql.generate.sqlgen import FormattedSQLGenerator
+from kgsql.errors import UnknownNameError
+from kgsql.stages.state import QuestionState
+
+
+def prompt_parts(state: QuestionState) -> PromptParts:
+    """Everything the state holds for the prompt, as a question format's parts."""
+    return PromptParts(
+        question=state.question, schema=state.schema_text, system=state.system,
+        shots=tuple(Shot(q, sql) for q, sql in state.examples), knowledge=state.knowledge, geo=state.geo,
+        hints="\n".join(state.hints), evidence=state.user_evidence,
+    )
+
+
+@dataclass
+class GenerateSQL:
+    """Writes the SQL with ``layout``'s prompt and corrects it by execution (``kgsql.correct.loop``)."""
+
+    lm: object
+    layout: str = "schema-first"
+    loop: LoopOptions = LoopOptions()
+    max_tokens: int = 512
+    timeout_s: float = 30.0
+    max_rows: int = 1000
+    name: str = "sql"
+
+    def __post_init__(self) -> None:
+        if self.layout not in available_formats():
+            raise UnknownNameError(f"unknown prompt layout '{self.layout}'; known: {', '.join(available_formats())}")
+
+    def run(self, state: QuestionState) -> None:
+        generator = FormattedSQLGenerator(self.lm, self.layout, max_tokens=self.max_tokens)  # type: ignore[arg-type]
+        with CheckContext(state.full, state.question, timeout_s=self.timeout_s, max_rows=self.max_rows) as ctx:
+            result = CorrectionLoop(generator, self.loop).run(prompt_parts(state), state.question, ctx, state.trace)
+        answer = state.answer
+        answer.rounds = result.rounds
+        answer.repaired = result.repaired
+        answer.candidates = list(result.candidates)
+        answer.tips = [t.text for t in result.tips]
+        answer.error = result.error
+        best = result.best
+        if best is not None:
+            answer.sql = best.sql
+            if best.result is not None:
+                answer.columns, answer.rows = list(best.result.columns), list(best.result.rows)
+                answer.truncated = best.result.truncated

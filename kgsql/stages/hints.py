@@ -1,0 +1,95 @@
+"""Graph-derived hints: what the graph knows that the question's words do not say.
+
+No model call. Two kinds, each a line of the prompt's "Hints from the
+database" block:
+
+* value hints: a cell value the question names, and the column that holds it
+  (``'Africa' is a value of country.Continent``). A 1.5B model that sees the
+  value's column stops filtering a look-alike column (country.Region);
+* join hints: the key conditions that connect the tables retrieval found
+  relevant (foreign keys of their Steiner tree in the FK graph), so the model
+  joins on keys instead of on look-alike names.
+
+This replaces LLM-written evidence as the default: with small models that
+evidence misled the SQL (docs/eval.md); it stays an option for strong endpoints.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kgsql.generate.render import table_ref
+from kgsql.retrieve.joins import complete_joins
+from kgsql.schema.model import DatabaseSchema
+from kgsql.stages.state import QuestionState, ValueHit
+
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def named_values(values: list[ValueHit], text: str, *, limit: int = 4) -> list[ValueHit]:
+    """Value hits whose whole value occurs in ``text`` (word-aligned, case-insensitive), best first.
+
+    Numbers are left out: "older than 30" names a threshold, not the value 30 of a column."""
+    words = f" {_norm(text)} "
+    chosen: list[ValueHit] = []
+    for v in sorted(values, key=lambda v: -v.score):
+        norm = _norm(v.value)
+        if len(norm) < 2 or _NUMBER.match(v.value.strip()) or f" {norm} " not in words:
+            continue
+        if any((c.table, c.column, c.value) == (v.table, v.column, v.value) for c in chosen):
+            continue
+        chosen.append(v)
+        if len(chosen) >= limit:
+            break
+    return chosen
+
+
+def value_lines(values: list[ValueHit]) -> list[str]:
+    """One line per value: ``'Africa' is a value of country.Continent`` (several columns: joined with 'or')."""
+    by_value: dict[str, list[str]] = {}
+    for v in values:
+        by_value.setdefault(v.value, []).append(f"{table_ref(v.table)}.{table_ref(v.column)}")
+    lines = []
+    for value, columns in by_value.items():
+        quoted = "'" + value.replace("'", "''") + "'"
+        lines.append(f"{quoted} is a value of {' or '.join(dict.fromkeys(columns))}.")
+    return lines
+
+
+def join_lines(schema: DatabaseSchema, tables: list[str], *, max_tables: int = 4) -> list[str]:
+    """Key conditions joining ``tables`` (and the tables between them), from the FK graph."""
+    known = {t.name for t in schema.tables}
+    wanted = [t for t in dict.fromkeys(tables) if t in known]
+    if not 2 <= len(wanted) <= max_tables:
+        return []
+    completion = complete_joins(schema, wanted)
+    lines = []
+    for fk in completion.foreign_keys:
+        line = (f"{table_ref(fk.table)}.{table_ref(fk.column)} = "
+                f"{table_ref(fk.ref_table)}.{table_ref(fk.ref_column)}")
+        if line not in lines:
+            lines.append(line)
+    return [f"To join these tables use {' and '.join(lines)}."] if lines else []
+
+
+@dataclass
+class GraphHints:
+    """Writes ``state.hints`` from the value hits and focus tables of the selection stage."""
+
+    values: bool = True
+    joins: bool = True
+    max_values: int = 4
+    name: str = "hints"
+
+    def run(self, state: QuestionState) -> None:
+        hints: list[str] = []
+        if self.values:
+            text = " ".join(p for p in (state.question, state.user_evidence) if p)
+            hints += value_lines(named_values(state.values, text, limit=self.max_values))
+        if self.joins:
+            hints += join_lines(state.full, state.focus_tables)
+        state.hints = hints

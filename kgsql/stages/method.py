@@ -1,0 +1,142 @@
+"""A method as a composition of stages, and kgsql's default one-call method.
+
+    from kgsql.stages import OneCallOptions, StagedMethod
+    method = StagedMethod.one_call(graph, lm, OneCallOptions(shots=5), pool=pool)
+    method.ask("How many singers do we have?", db="concert_singer")
+
+``OneCallOptions`` is the knob surface users set (``--set key=value``); each
+field belongs to one stage, and ``one_call_stages`` hands each stage its
+group. The stages (retrieval, spatial notes, schema text, evidence, examples,
+graph hints, SQL with correction) each live in their own module.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from kgsql.correct.loop import LoopOptions
+from kgsql.errors import InputError, KgsqlError
+from kgsql.generate.pipeline import Answer, check_question
+from kgsql.stages.evidence import USER_EVIDENCE_MODES, Evidence
+from kgsql.stages.examples import PickExamples
+from kgsql.stages.generate import GenerateSQL
+from kgsql.stages.hints import GraphHints
+from kgsql.stages.schema import RenderSchema, SelectSchema, SpatialNotes, WholeDatabase
+from kgsql.stages.state import QuestionState, Stage
+
+
+@dataclass(frozen=True)
+class OneCallOptions:
+    """kgsql's default method, one field per decision (the stage that reads it in brackets)."""
+
+    scope: str = "database"          # [select] "database": whole schema (cached prefix); "selected": pruned
+    schema_style: str = "code-values"  # [render] a kgsql.generate.styles name
+    value_examples: int = 3          # [render] per column, kg style only
+    geo: bool = True                 # [render] geographic descriptions of the tables
+    sdbms: bool = True               # [spatial] SpatiaLite preamble + this question's functions
+    spatial_functions: int = 6       # [spatial]
+    evidence: bool = False           # [evidence] LLM-written evidence (3 calls; off: it misleads small models)
+    user_evidence: str = "add"       # [evidence] add | replace | ignore
+    shots: int = 5                   # [examples] 0 = zero-shot (also without a pool)
+    example_selection: str = "masked-similarity"  # [examples]
+    value_hints: bool = True         # [hints] values the question names -> their column
+    join_hints: bool = True          # [hints] key conditions joining the relevant tables
+    layout: str = "schema-first"     # [sql] question format: schema-first (cache-friendly) or dail
+    tips: bool = True                # [sql] run, check and correct (False: one call, no checks)
+    join_repair: bool = True         # [sql] move misplaced columns to their tables via the FK graph
+    max_rounds: int = 3              # [sql] greedy generations at most
+    samples: int = 4                 # [sql] sampled candidates voted by result when nothing returned rows
+    temperature: float = 0.7         # [sql] for the sampled candidates
+    max_tokens: int = 256            # [sql]
+    timeout_s: float = 30.0          # [sql]
+    max_rows: int = 1000             # [sql]
+    rewrite: bool = True             # conversations: rewrite the question to stand alone
+
+    def __post_init__(self) -> None:
+        if self.user_evidence not in USER_EVIDENCE_MODES:
+            raise InputError(f"user_evidence '{self.user_evidence}': expected one of {', '.join(USER_EVIDENCE_MODES)}")
+        for name in ("shots", "max_rounds", "samples", "max_tokens", "spatial_functions", "value_examples"):
+            if getattr(self, name) < 0:
+                raise InputError(f"{name} must not be negative, not {getattr(self, name)}")
+        if self.timeout_s <= 0 or self.max_rows < 0:
+            raise InputError("timeout_s must be positive and max_rows not negative")
+
+
+def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], Any], *, pool: Any = None,
+                    encoder: Any = None) -> list[Stage]:
+    """The default method's stages, in order, each with its own option group."""
+    o = options
+    loop = LoopOptions(max_rounds=o.max_rounds, samples=o.samples, temperature=o.temperature, tips=o.tips,
+                       repair=o.join_repair)
+    needs_retrieval = o.scope != "database" or o.value_hints or o.join_hints
+    return [
+        SelectSchema(retriever, scope=o.scope) if needs_retrieval else WholeDatabase(),
+        SpatialNotes(functions=o.spatial_functions, enabled=o.sdbms),
+        RenderSchema(style=o.schema_style, value_examples=o.value_examples, geo=o.geo),
+        Evidence(lm, generate=o.evidence, user=o.user_evidence),
+        PickExamples(pool, shots=o.shots, selection=o.example_selection, encoder=encoder),
+        GraphHints(values=o.value_hints, joins=o.join_hints),
+        GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,
+                    max_rows=o.max_rows),
+    ]
+
+
+class StagedMethod:
+    """Answers questions by running ``stages`` over one ``QuestionState`` each."""
+
+    def __init__(self, graph: Any, lm: Any, stages: Sequence[Stage], *, options: Any = None,
+                 rewrite: bool = True) -> None:
+        self.graph = graph
+        self.lm = lm
+        self.stages = list(stages)
+        self.options = options
+        self.rewrite = rewrite
+        self._schemas: dict[str, Any] = {}
+
+    @classmethod
+    def one_call(cls, graph: Any, lm: Any, options: OneCallOptions = OneCallOptions(), *, pool: Any = None,
+                 retriever: Any = None, encoder: Any = None) -> "StagedMethod":
+        """kgsql's default method; ``retriever`` (else the default one, built on first use)."""
+        holder: list[Any] = [retriever]
+
+        def get_retriever() -> Any:
+            if holder[0] is None:
+                from kgsql.retrieve import SchemaRetriever
+
+                holder[0] = SchemaRetriever(encoder) if encoder is not None else SchemaRetriever()
+            return holder[0]
+
+        stages = one_call_stages(options, lm, get_retriever, pool=pool, encoder=encoder)
+        return cls(graph, lm, stages, options=options, rewrite=options.rewrite)
+
+    def schema(self, db: str) -> Any:
+        if db not in self._schemas:
+            self._schemas[db] = self.graph.schema(db)
+        return self._schemas[db]
+
+    def ask(self, question: str, db: str, evidence: str | None = None,
+            history: Sequence[str] | None = None) -> Answer:
+        """Answer ``question`` over ``db``; model and SQL trouble end up in ``answer.error``."""
+        question = check_question(question)
+        earlier = [check_question(h) for h in history or []]
+        t0 = time.perf_counter()
+        full = self.schema(db)
+        answer = Answer(question=question, db=db)
+        state = QuestionState(question=question, db=db, full=full, answer=answer, user_evidence=evidence or "")
+        try:
+            if earlier:
+                state.question = self._standalone(question, earlier, state)
+                answer.standalone = state.question
+            for stage in self.stages:
+                stage.run(state)
+        except KgsqlError as exc:  # LLM down, garbage output...: reported, not raised
+            answer.error = str(exc)
+        return answer.finish(state.trace, t0)
+
+    def _standalone(self, question: str, history: list[str], state: QuestionState) -> str:
+        if not self.rewrite:
+            return check_question(" ".join([*history, question]))
+        from kgsql.generate.rewrite import QuestionRewriter
+
+        return check_question(QuestionRewriter(self.lm).standalone(question, history, state.trace))

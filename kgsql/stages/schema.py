@@ -1,0 +1,107 @@
+"""Stages that decide what the prompt knows about the database.
+
+``SelectSchema`` runs retrieval once per question: the tables it finds
+relevant and the cell values the question names feed the hints, and with
+``scope="selected"`` the prompt shows only the selection. With
+``scope="database"`` the prompt shows the whole database: the same text for
+every question of a database, which a prefix-caching server reads once
+(measured in docs/eval.md: the faster and more accurate choice on Spider with
+the local server). ``RenderSchema`` writes the shown schema in a named style;
+``SpatialNotes`` adds the SpatiaLite preamble and the functions a question needs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from kgsql.errors import InputError
+from kgsql.generate.render import RenderOptions, render_geo_descriptions, render_kg_schema
+from kgsql.stages.state import QuestionState, ValueHit
+
+SCOPES = ("database", "selected")
+SQLITE_EXPERT = "You are an expert in SQLite and highly skilled in writing SQL queries."
+
+
+@dataclass
+class SelectSchema:
+    """Retrieval for one question: focus tables, value hits, and (``selected``) the sub-schema."""
+
+    retriever: Callable[[], Any]  # built on first use: loading the encoder takes seconds
+    scope: str = "database"
+    name: str = "select"
+
+    def __post_init__(self) -> None:
+        if self.scope not in SCOPES:
+            raise InputError(f"schema scope '{self.scope}': expected one of {', '.join(SCOPES)}")
+
+    def run(self, state: QuestionState) -> None:
+        # Evidence the user gave (BIRD's, spatial name hints) often names the values the question
+        # only paraphrases, possibly in another script: retrieval reads both.
+        query = " ".join(p for p in (state.question, state.user_evidence) if p)
+        selection = self.retriever().select(state.full, query, db_path=state.full.path or None)
+        state.answer.selection = selection.to_dict()
+        state.focus_tables = list(selection.tables)
+        state.values = [ValueHit(v.table, v.column, v.value, v.score, v.kind) for v in selection.values]
+        if self.scope == "selected":
+            sub = selection.to_schema(state.full)
+            state.schema = replace(sub, description=state.full.description, derived=list(state.full.derived))
+        else:
+            state.schema = state.full
+
+
+@dataclass
+class WholeDatabase:
+    """Shows the whole database without retrieval: for a method whose later stages need no selection
+    (no hints, no pruning), so no encoder is loaded at all."""
+
+    name: str = "select"
+
+    def run(self, state: QuestionState) -> None:
+        state.schema = state.full
+
+
+@dataclass
+class RenderSchema:
+    """The shown schema as text in a registered style (``kgsql.generate.styles``)."""
+
+    style: str = "code-values"
+    value_examples: int = 3  # the kg style's examples per column
+    geo: bool = True
+    name: str = "render"
+
+    def __post_init__(self) -> None:
+        from kgsql.generate.styles import get_style
+
+        get_style(self.style)  # an unknown name fails when the method is built
+
+    def run(self, state: QuestionState) -> None:
+        schema = state.shown
+        if self.style == "kg":  # the unified schema carries its own geographic descriptions
+            state.schema_text = render_kg_schema(schema, RenderOptions(value_examples=self.value_examples,
+                                                                       geo_descriptions=self.geo))
+        else:
+            from kgsql.generate.styles import render_schema
+
+            state.schema_text = render_schema(self.style, schema)
+            state.geo = render_geo_descriptions(schema) if self.geo else ""
+        state.answer.selected_schema = state.schema_text
+
+
+@dataclass
+class SpatialNotes:
+    """SSpa's SDBMS knowledge: the SpatiaLite preamble and this question's function notes."""
+
+    functions: int = 6
+    fixed: tuple[str, ...] = ()
+    enabled: bool = True
+    name: str = "spatial"
+
+    def run(self, state: QuestionState) -> None:
+        state.system = SQLITE_EXPERT
+        if not self.enabled:
+            return
+        from kgsql.generate.spatial import spatial_notes
+
+        preamble, notes = spatial_notes(state.question, state.shown, k=self.functions, fixed=self.fixed)
+        if preamble:
+            state.system, state.knowledge = preamble, notes

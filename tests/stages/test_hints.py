@@ -1,0 +1,45 @@
+"""Graph-derived hints: exact lines from value hits and the FK graph."""
+from __future__ import annotations
+
+from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
+from kgsql.stages.hints import join_lines, named_values, value_lines
+from kgsql.stages.state import ValueHit
+
+WORLD = DatabaseSchema(
+    name="world",
+    tables=[
+        Table("city", [Column("ID", "INTEGER", is_primary_key=True), Column("Name", "TEXT"),
+                       Column("CountryCode", "TEXT")]),
+        Table("country", [Column("Code", "TEXT", is_primary_key=True), Column("Name", "TEXT"),
+                          Column("Continent", "TEXT"), Column("Region", "TEXT")]),
+        Table("countrylanguage", [Column("CountryCode", "TEXT"), Column("Language", "TEXT")]),
+        Table("island", [Column("Name", "TEXT")]),
+    ],
+    foreign_keys=[ForeignKey("city", "CountryCode", "country", "Code"),
+                  ForeignKey("countrylanguage", "CountryCode", "country", "Code")],
+)
+
+
+def test_named_values_keep_whole_word_values_best_first_and_no_numbers() -> None:
+    hits = [ValueHit("country", "Region", "Southern Africa", 0.8), ValueHit("country", "Continent", "Africa", 1.0),
+            ValueHit("city", "Name", "Af", 0.9), ValueHit("country", "Code", "30", 1.0),
+            ValueHit("country", "Continent", "Africa", 0.7)]
+    chosen = named_values(hits, "Which African countries in Africa have more than 30 cities?")
+    assert [(v.table, v.column, v.value) for v in chosen] == [("country", "Continent", "Africa")]
+
+
+def test_value_lines_join_columns_of_one_value() -> None:
+    hits = [ValueHit("country", "Continent", "Europe"), ValueHit("island", "Name", "Europe"),
+            ValueHit("countrylanguage", "Language", "Dutch")]
+    assert value_lines(hits) == ["'Europe' is a value of country.Continent or island.Name.",
+                                 "'Dutch' is a value of countrylanguage.Language."]
+    assert value_lines([ValueHit("city", "Name", "Cote d'Ivoire")]) == ["'Cote d''Ivoire' is a value of city.Name."]
+
+
+def test_join_lines_connect_tables_through_the_fk_graph() -> None:
+    assert join_lines(WORLD, ["city", "countrylanguage"]) == [
+        "To join these tables use countrylanguage.CountryCode = country.Code and city.CountryCode = country.Code."]
+    assert join_lines(WORLD, ["city"]) == []                       # one table: nothing to join
+    assert join_lines(WORLD, ["city", "island"]) == []             # no key path
+    assert join_lines(WORLD, ["city", "nowhere"]) == []            # unknown names are ignored
+    assert join_lines(WORLD, ["city", "country", "countrylanguage", "island", "x"], max_tables=3) == []
