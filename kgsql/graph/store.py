@@ -46,7 +46,10 @@ _CONNECTION_ERRORS = (ServiceUnavailable, SessionExpired, ConnectionError, OSErr
 CONFLICT_ATTEMPTS = 6
 CONFLICT_BASE_DELAY_S = 0.05
 CONFLICT_MAX_DELAY_S = 1.0
-_CONFLICT_WORDS = ("please retry", "concurrent modification", "concurrent change")
+_CONFLICT_WORDS = ("please retry", "concurrent modification", "concurrent change",
+                   # two MERGEs of one new node (the ingest lock) racing on its unique key: run again,
+                   # the MERGE then finds the node the other transaction created
+                   "duplicated key", "duplicate key", "constraintvalidationfailed")
 
 
 def is_transient_conflict(exc: BaseException) -> bool:

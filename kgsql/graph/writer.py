@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from kgsql.errors import GraphError, IngestInProgressError
+from kgsql.errors import GraphError, GraphUnavailableError, IngestInProgressError
 from kgsql.graph.keys import column_key, table_key
 from kgsql.graph.store import GraphStore, Tx, iter_batches
 from kgsql.schema.model import Column, DatabaseSchema, Table
@@ -128,13 +128,29 @@ def database_props(schema: DatabaseSchema, digest: str) -> dict[str, Any]:
     )
 
 
+#: Tries of the lock statement when its MERGE races another ingest creating the same lock node.
+LOCK_ATTEMPTS = 5
+
+
 def _take_lock(store: GraphStore, database: str, token: str) -> dict[str, Any]:
-    now = time.time()
-    rows = store.run(
-        "lock_acquire", database=database, token=token, now=now,
-        stale_before=now - LOCK_STALE_AFTER_S, host=socket.gethostname(), pid=os.getpid(),
-    )
-    return rows[0] if rows else {}
+    """The lock's holder after trying to take it. Two ingests that MERGE the same new lock node at
+    once can make the server refuse one statement (ArcadeDB reports it without a reason); run it
+    again, when it finds the other's node; if it keeps failing, another ingest holds the database."""
+    for attempt in range(LOCK_ATTEMPTS):
+        now = time.time()
+        try:
+            rows = store.run(
+                "lock_acquire", database=database, token=token, now=now,
+                stale_before=now - LOCK_STALE_AFTER_S, host=socket.gethostname(), pid=os.getpid(),
+            )
+        except (IngestInProgressError, GraphUnavailableError):
+            raise
+        except GraphError:
+            time.sleep(0.05 * 2 ** attempt)
+            continue
+        return rows[0] if rows else {}
+    raise IngestInProgressError(f"another ingest of database '{database}' is taking its lock; "
+                                "retry when it finishes")
 
 
 @contextmanager

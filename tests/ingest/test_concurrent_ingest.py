@@ -36,6 +36,12 @@ def test_conflicts_are_recognised():
     assert is_transient_conflict(conflict("Neo.DatabaseError.General.UnknownError"))  # how some servers wrap it
     assert not is_transient_conflict(conflict("Neo.ClientError.Statement.SyntaxError", "Invalid input 'MTCH'"))
     assert not is_transient_conflict(ValueError("concurrent change"))
+    # two ingests MERGE the same new lock node: the loser hits the unique key; run again, it matches
+    assert is_transient_conflict(conflict("Neo.DatabaseError.General.UnknownError",
+                                          "Error executing Cypher command: MERGE (l:IngestLock ...): Duplicated key "
+                                          "[conc_1] found on index 'IngestLock[database]'"))
+    assert is_transient_conflict(conflict("Neo.ClientError.Schema.ConstraintValidationFailed",
+                                          "Node(12) already exists with label `IngestLock`"))
 
 
 def test_write_is_retried_after_a_transient_conflict(schema_graph, make_sqlite, unique_name, monkeypatch, no_backoff):
@@ -129,3 +135,29 @@ def test_three_folder_ingests_at_once(cli_env, make_sqlite, tmp_path, unique_nam
             assert summary["databases"] + len(summary["errors"]) == len(names)
             ingested.update(d["database"] for d in summary["per_database"])
     assert ingested == set(names)
+
+
+class _RacingStore:
+    """A store whose lock statement fails ``failures`` times (another ingest's MERGE won the race)."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.calls = 0
+
+    def run(self, name, **params):  # type: ignore[no-untyped-def]
+        from kgsql.errors import GraphError
+
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise GraphError("graph query failed: Error executing Cypher command: MERGE (l:IngestLock ...)")
+        return [{"token": params["token"], "host": params["host"], "pid": params["pid"]}]
+
+
+def test_a_raced_lock_statement_is_run_again(monkeypatch):
+    from kgsql.graph import writer
+
+    monkeypatch.setattr(writer.time, "sleep", lambda s: None)
+    store = _RacingStore(failures=2)
+    assert writer._take_lock(store, "db", "tok")["token"] == "tok" and store.calls == 3  # type: ignore[arg-type]
+    with pytest.raises(IngestInProgressError, match="another ingest of database 'db'"):
+        writer._take_lock(_RacingStore(failures=99), "db", "tok")  # type: ignore[arg-type]
