@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kgsql.graph.schema_graph import SchemaGraph
+    from kgsql.schema_graph import SchemaGraph
 
 __all__ = ["SchemaGraph", "__version__"]
 
@@ -14,7 +14,7 @@ __all__ = ["SchemaGraph", "__version__"]
 def __getattr__(name: str) -> Any:
     """Import heavy parts (neo4j, torch) only when used."""
     if name == "SchemaGraph":
-        from kgsql.graph.schema_graph import SchemaGraph
+        from kgsql.schema_graph import SchemaGraph
 
         return SchemaGraph
     raise AttributeError(f"module 'kgsql' has no attribute {name!r}")

@@ -17,7 +17,7 @@ from kgsql.cli_types import OneLineParser, positive_float, positive_int
 from kgsql.errors import KgsqlError
 from kgsql.secrets import redact
 
-ABLATIONS = {
+OFF_FLAGS = {
     "--no-kg-schema": (("kg_schema",), "plain CREATE TABLE of the whole database instead of the KG-based schema"),
     "--no-selection": (("selection",), "no knowledge selection (the whole database in the KG-based schema)"),
     "--no-evidence": (("evidence",), "no generated evidence"),
@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="set a method option, e.g. --set shots=3 (repeatable; docs/methods.md lists them)")
     p.add_argument("--json", action="store_true", help="print the whole answer as JSON")
     p.add_argument("--trace", action="store_true", help="also print every prompt and response")
-    for flag, (_fields, help_text) in ABLATIONS.items():
+    for flag, (_fields, help_text) in OFF_FLAGS.items():
         p.add_argument(flag, action="store_true", help=help_text)
     return p
 
@@ -67,7 +67,7 @@ def overrides_from(args: argparse.Namespace, known: set[str] | None = None) -> d
         overrides["max_rounds"] = args.max_rounds
     if known is not None:
         overrides = {k: v for k, v in overrides.items() if k in known}
-    for flag, (names, _help) in ABLATIONS.items():
+    for flag, (names, _help) in OFF_FLAGS.items():
         if getattr(args, flag.lstrip("-").replace("-", "_")):
             if known is not None and not set(names) <= known:
                 raise InputError(f"{flag}: method '{args.method}' has no such component")
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         from kgsql.generate.pipeline import check_question
-        from kgsql.graph.schema_graph import SchemaGraph
+        from kgsql.schema_graph import SchemaGraph
         from kgsql.llm.factory import default_lm
         from kgsql.llm.openai_lm import check_endpoint
         from kgsql.methods import build, get_method

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--questions", type=int, default=len(QUESTIONS), help="how many example questions to answer")
     p.add_argument("--question", action="append", help="ask this question instead (repeatable)")
     args = p.parse_args(argv)
-    from kgsql.graph.schema_graph import SchemaGraph
+    from kgsql.schema_graph import SchemaGraph
 
     try:
         with SchemaGraph.open() as graph:

@@ -9,6 +9,18 @@ from __future__ import annotations
 class KgsqlError(Exception):
     """Base class of every error kgsql raises on purpose."""
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickle as message + attributes, whatever the subclass's ``__init__`` takes
+        (errors cross process boundaries: :mod:`kgsql.db.isolate`)."""
+        return _rebuild, (type(self), self.args, dict(self.__dict__))
+
+
+def _rebuild(cls: type[KgsqlError], args: tuple[object, ...], state: dict[str, object]) -> KgsqlError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
 
 class DatabaseFileError(KgsqlError):
     """A database path is missing, not SQLite, corrupt or unreadable."""

@@ -41,6 +41,7 @@ from typing import Any
 
 from kgsql.errors import UnknownNameError
 from kgsql.generate.pipeline import MethodOptions, Text2SQL
+from kgsql.registry import Registry
 from kgsql.stages.method import OneCallOptions, StagedMethod
 
 __all__ = ["MethodSpec", "register_method", "get_method", "available_methods", "build", "SSPA_FUNCTIONS"]
@@ -84,7 +85,7 @@ ACT_PROMPT: dict[str, Any] = dict(PLAIN_PROMPT, question_format="chat", schema_s
 #: kgsql adds examples to the default pipeline (used only when a pool is given).
 KGSQL_EXAMPLES: dict[str, Any] = dict(shots=3, example_selection="masked-similarity")
 
-_METHODS: dict[str, MethodSpec] = {}
+_METHODS: Registry[MethodSpec] = Registry("method", sorted_names=True)
 
 
 def _options(*parts: dict[str, Any]) -> MethodOptions:
@@ -95,22 +96,15 @@ def _options(*parts: dict[str, Any]) -> MethodOptions:
 
 
 def register_method(spec: MethodSpec) -> MethodSpec:
-    _METHODS[spec.name] = spec
-    return spec
+    return _METHODS.register(spec.name, spec)
 
 
 def available_methods() -> list[str]:
-    return sorted(_METHODS)
+    return _METHODS.names()
 
 
 def get_method(name: str) -> MethodSpec:
-    if name not in _METHODS:
-        import difflib
-
-        close = difflib.get_close_matches(name, list(_METHODS), n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
-        raise UnknownNameError(f"unknown method '{name}'{hint} (known: {', '.join(available_methods())})")
-    return _METHODS[name]
+    return _METHODS.get(name)
 
 
 def build(name: str, graph: Any, lm: Any, pool: Any = None, *, retriever: Any = None, encoder: Any = None,
@@ -138,7 +132,10 @@ register_method(MethodSpec("act-sql", _options(ACT_PROMPT, NO_EXTRAS),
                            "ACT-SQL: Table(Column)+3 rows, static+dynamic examples with auto-CoT, chat format"))
 register_method(MethodSpec("sspa", _options(DAIL_PROMPT, MASKED_EXAMPLES, SSPA_PARTS),
                            "SSpa: DAIL-SQL + SDBMS knowledge + geographic descriptions + schema tips"))
-for _part, _off in (("sdbms", dict(sdbms=False)), ("geo", dict(geo=False)), ("tips", dict(tips=False, max_rounds=1))):
+#: SSpa without one part: the options that remove it.
+SSPA_ABLATIONS: dict[str, dict[str, Any]] = {
+    "sdbms": dict(sdbms=False), "geo": dict(geo=False), "tips": dict(tips=False, max_rounds=1)}
+for _part, _off in SSPA_ABLATIONS.items():
     register_method(MethodSpec(f"sspa-{_part}", _options(DAIL_PROMPT, MASKED_EXAMPLES, SSPA_PARTS, _off),
                                f"SSpa without its {_part} component"))
 
@@ -164,3 +161,9 @@ for _part, _off in KGSQL_ABLATIONS.items():
 
 register_method(MethodSpec("kgsql-classic", _options(KGSQL_EXAMPLES),
                            "the first kgsql pipeline: selection, unified KG schema, LLM evidence, least-to-most, tips"))
+
+#: ``eval run --ablation NAME``: a method, DAIL-SQL and the method without each of its parts.
+ABLATION_SETS: dict[str, tuple[str, ...]] = {
+    "kgsql": ("dail-sql", "kgsql", *(f"kgsql-{p}" for p in KGSQL_ABLATIONS)),
+    "sspa": ("dail-sql", "sspa", *(f"sspa-{p}" for p in SSPA_ABLATIONS)),
+}

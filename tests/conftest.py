@@ -28,7 +28,7 @@ def graph_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def schema_graph(graph_root: Path):  # type: ignore[no-untyped-def]
     """A SchemaGraph on the session's embedded server, or on the real Neo4j named by
     ``KGSQL_TEST_GRAPH_URI`` (set by tests/graph/test_neo4j_docker.py)."""
-    from kgsql.graph.schema_graph import SchemaGraph
+    from kgsql.schema_graph import SchemaGraph
 
     uri = os.environ.get("KGSQL_TEST_GRAPH_URI")
     if uri:

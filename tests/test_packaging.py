@@ -28,7 +28,9 @@ def test_data_folders_are_packages_with_their_files():
 
     cypher = [e.name for e in importlib.resources.files("kgsql.cypher").iterdir()]
     assert "constraints.cypher" in cypher
-    prompts = [e.name for e in importlib.resources.files("kgsql.generate.prompts").iterdir()]
+    prompts = [e.name for e in importlib.resources.files("kgsql.prompts").iterdir()]
     assert "sql_instructions.txt" in prompts
-    knowledge = importlib.resources.files("kgsql.generate") / "knowledge" / "spatialite_functions.yaml"
+    knowledge = importlib.resources.files("kgsql.sql") / "knowledge" / "spatialite_functions.yaml"
     assert knowledge.is_file()
+    rewrites = importlib.resources.files("kgsql.generate") / "knowledge" / "rewrite_examples.yaml"
+    assert rewrites.is_file()

@@ -1,10 +1,13 @@
 """The state self-correction keeps for one question: schema, names, parsed SQL, one connection.
 
 One :class:`CheckContext` serves every candidate query of a question: it
-opens a single read-only connection on first use and runs each candidate
-and each value probe on it (through :func:`kgsql.db.guard.execute_query`,
-which restores the connection after every query), parses each SQL text
-once, and builds the schema's name view once.
+runs each candidate in a killable worker process
+(:func:`kgsql.db.isolate.execute_isolated`, which keeps the worker's
+connection to the file open between candidates), opens one read-only
+connection in this process on first use for kgsql's own value probes
+(through :func:`kgsql.db.guard.execute_query`, which restores the
+connection after every query), parses each SQL text once, and builds the
+schema's name view once.
 """
 from __future__ import annotations
 
@@ -15,8 +18,8 @@ from sqlglot import exp
 
 from kgsql.db.connect import Connection, open_database
 from kgsql.correct.tip import Tip
-from kgsql.db.guard import QueryResult, execute_query
-from kgsql.errors import KgsqlError
+from kgsql.db.guard import QueryResult
+from kgsql.db.isolate import execute_isolated
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.names import SchemaNames, parse_sqlite
 
@@ -71,14 +74,8 @@ class CheckContext:
         return self._conn
 
     def execute(self, sql: str) -> QueryResult:
-        """Run one candidate on the shared connection; raises exactly what ``execute_query`` raises."""
-        try:
-            conn = self.connection()
-        except KgsqlError:
-            # The file cannot be opened: execute_query on the path checks the SQL first and then
-            # raises the same error, as a candidate run on its own would.
-            return execute_query(self.path, sql, timeout_s=self.timeout_s, max_rows=self.max_rows)
-        return execute_query(conn, sql, timeout_s=self.timeout_s, max_rows=self.max_rows)
+        """Run one candidate in a killable worker; raises exactly what ``execute_query`` raises."""
+        return execute_isolated(self.path, sql, timeout_s=self.timeout_s, max_rows=self.max_rows)
 
     def close(self) -> None:
         """Close the connection, if one was opened; the context can open a new one later."""

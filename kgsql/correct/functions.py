@@ -84,7 +84,7 @@ def _dialect_name(dialect: str) -> str:
 def knowledge() -> Any:
     """The SpatiaLite function KB, or None when it cannot be loaded."""
     try:
-        from kgsql.generate.spatial import SpatialKnowledge
+        from kgsql.sql.spatialite import SpatialKnowledge
 
         return SpatialKnowledge.load("spatialite")
     except (KgsqlError, OSError, ValueError):  # pragma: no cover - KB missing from a broken install

@@ -30,9 +30,10 @@ from typing import Any, Protocol
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
 from kgsql.correct.repair import repair_joins
 from kgsql.correct.rules import is_vacuous
+from kgsql.db.isolate import prestart
 from kgsql.errors import KgsqlError
-from kgsql.generate.templates import fill, join_sections
-from kgsql.generate.trace import Trace
+from kgsql.llm.trace import Trace
+from kgsql.prompts.templates import fill, join_sections
 
 NO_SQL_TIP = Tip("no_sql", "Answer with one SQL query only.")
 
@@ -109,10 +110,11 @@ class CorrectionLoop:
         self.options = options
 
     def run(self, prompt: Any, question: str, ctx: CheckContext, trace: Trace) -> LoopResult:
-        from kgsql.generate.extract import extract_sql
+        from kgsql.sql.extract import extract_sql
 
         opts, out = self.options, LoopResult()
         tried: dict[str, Checked] = {}
+        prestart()  # the query worker starts while the model writes the first candidate
 
         def attempt(step: str, feedback: str, **params: Any) -> tuple[Checked | None, bool]:
             """(the candidate, whether it repeats an earlier one); None when the output held no SQL."""

@@ -32,6 +32,29 @@ except ImportError:  # pragma: no cover
     import sqlite3  # type: ignore[no-redef]
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+
+#: SpatiaLite's own metadata tables: part of the file, not of the user's schema.
+SPATIALITE_SYSTEM_TABLES = frozenset(
+    name.lower()
+    for name in (
+        "geometry_columns", "geometry_columns_auth", "geometry_columns_field_infos",
+        "geometry_columns_statistics", "geometry_columns_time", "spatial_ref_sys",
+        "spatial_ref_sys_aux", "spatialite_history", "sql_statements_log",
+        "views_geometry_columns", "views_geometry_columns_auth",
+        "views_geometry_columns_field_infos", "views_geometry_columns_statistics",
+        "virts_geometry_columns", "virts_geometry_columns_auth",
+        "virts_geometry_columns_field_infos", "virts_geometry_columns_statistics",
+        "ElementaryGeometries", "SpatialIndex", "KNN", "KNN2", "data_licenses",
+        "raster_coverages", "raster_coverages_keyword", "raster_coverages_srid",
+        "vector_coverages", "vector_coverages_keyword", "vector_coverages_srid",
+        "wms_getcapabilities", "wms_getmap", "wms_settings", "wms_ref_sys",
+        "topologies", "networks", "SE_external_graphics", "SE_fonts",
+        "SE_raster_styled_layers", "SE_raster_styles", "SE_vector_styled_layers",
+        "SE_vector_styles", "ISO_metadata", "ISO_metadata_reference", "rl2map_configurations",
+        "stored_procedures", "stored_variables",
+    )
+)
+
 SPATIALITE_MODULE = os.environ.get("KGSQL_SPATIALITE", "mod_spatialite")
 
 Connection = Any  # sqlite3.Connection of whichever sqlite3 module is in use
@@ -189,6 +212,11 @@ def harden(conn: Connection) -> None:
     set_defensive(conn, True)
     conn.execute("PRAGMA trusted_schema = OFF")
     conn.execute("PRAGMA temp_store = FILE")
+
+
+def decode_lenient(raw: bytes) -> str:
+    """TEXT as UTF-8 with undecodable bytes dropped (a ``text_factory``; Spider's test-suite reads so)."""
+    return raw.decode(errors="ignore")
 
 
 def check_sqlite_file(path: str | os.PathLike[str]) -> Path:

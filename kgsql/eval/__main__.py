@@ -20,7 +20,7 @@ from kgsql.cli_types import (
 from kgsql.errors import KgsqlError
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "linking": ("kgsql.eval.linking", "schema-linking benchmark of retrieval methods"),
+    "linking": ("kgsql.lab.linking", "schema-linking benchmark of retrieval methods"),
     "score": ("kgsql.eval.score", "score an existing prediction file"),
     "run": ("kgsql.eval.run", "predict and score with a named method"),
     "compare": ("kgsql.eval.compare", "per-question wins/losses between two runs"),

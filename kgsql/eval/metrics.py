@@ -18,13 +18,9 @@ from typing import Any, Literal
 import sqlglot
 from sqlglot.tokens import TokenType
 
-from kgsql.db.connect import open_database
+from kgsql.db.connect import check_sqlite_file
+from kgsql.db.isolate import execute_isolated
 from kgsql.errors import DatabaseFileError, KgsqlError, QueryExecutionError, UnsafeSQLError
-
-try:  # the SQL guard (read-only check + timeout) when it is installed
-    from kgsql.db.guard import execute_query as _guard_execute  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - depends on which modules have landed
-    _guard_execute = None
 
 DEFAULT_TIMEOUT_S = 30.0
 MAX_ROWS = 1_000_000  # a result this large is reported as "truncated", not compared
@@ -50,69 +46,37 @@ class Execution:
         return self.error is None
 
 
-def _decode_ignoring_errors(raw: bytes) -> str:
-    # Spider's test-suite decodes TEXT with errors="ignore": a few Spider
-    # databases hold non-UTF-8 bytes that would otherwise fail the fetch.
-    return raw.decode(errors="ignore")
+def execute_sql(db_path: str | Path, sql: str, *, timeout_s: float = DEFAULT_TIMEOUT_S,
+                max_rows: int = MAX_ROWS) -> Execution:
+    """Run one read-only query; never raises for SQL problems (they become ``error``).
 
-
-def _run_plain(conn: Any, sql: str, timeout_s: float, max_rows: int) -> Execution:
-    """Fallback when kgsql.db.guard is absent: progress-handler deadline only."""
-    start = time.monotonic()
-    deadline = start + timeout_s
-    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+    The query runs through the guard in a killable worker process
+    (:func:`kgsql.db.isolate.execute_isolated`: read-only, SpatiaLite when the
+    file is spatial, bounded in time and memory) with TEXT decoded as Spider's
+    test-suite does (``errors="ignore"``: a few Spider databases hold
+    non-UTF-8 bytes that would otherwise fail the fetch).
+    """
+    if not sql or not sql.strip():
+        return Execution(None, "empty SQL", "error")
     try:
-        rows = conn.execute(sql).fetchmany(max_rows + 1)
-    except Exception as exc:  # sqlite3.Error of either sqlite3 module, ValueError...
-        if time.monotonic() > deadline and "interrupt" in str(exc).lower():
-            return Execution(None, f"timed out after {timeout_s:g} s", "timeout",
-                             time.monotonic() - start)
-        return Execution(None, f"{type(exc).__name__}: {exc}", "error", time.monotonic() - start)
-    if len(rows) > max_rows:
-        return Execution(None, f"result has more than {max_rows} rows", "truncated",
-                         time.monotonic() - start)
-    return Execution([tuple(r) for r in rows], elapsed_s=time.monotonic() - start)
-
-
-def _run_guarded(conn: Any, sql: str, timeout_s: float, max_rows: int) -> Execution:
-    """Through kgsql.db.guard (read-only checks + deadline), errors mapped to kinds."""
+        check_sqlite_file(db_path)
+    except KgsqlError as exc:
+        kind = "missing_db" if isinstance(exc, DatabaseFileError) else "error"
+        return Execution(None, str(exc), kind)
     start = time.monotonic()
     try:
-        res = _guard_execute(conn, sql, timeout_s=timeout_s, max_rows=max_rows)
+        res = execute_isolated(db_path, sql, timeout_s=timeout_s, max_rows=max_rows, lenient_text=True)
     except UnsafeSQLError as exc:
         return Execution(None, str(exc), "unsafe", time.monotonic() - start)
     except QueryExecutionError as exc:
         kind = "timeout" if getattr(exc, "kind", None) == "timeout" else "error"
         return Execution(None, str(exc), kind, time.monotonic() - start)
     except KgsqlError as exc:
-        return Execution(None, str(exc), "error", time.monotonic() - start)
-    if res.truncated:
-        return Execution(None, f"result has more than {max_rows} rows", "truncated",
-                         time.monotonic() - start)
-    return Execution([tuple(r) for r in res.rows], elapsed_s=time.monotonic() - start)
-
-
-def execute_sql(db_path: str | Path, sql: str, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                max_rows: int = MAX_ROWS) -> Execution:
-    """Run one read-only query; never raises for SQL problems (they become ``error``).
-
-    The connection comes from :func:`open_database` (read-only, SpatiaLite
-    when the file is spatial) with TEXT decoded leniently; the query runs
-    through ``kgsql.db.guard.execute_query`` when that module is importable.
-    """
-    if not sql or not sql.strip():
-        return Execution(None, "empty SQL", "error")
-    try:
-        conn = open_database(db_path, read_only=True)
-    except KgsqlError as exc:
         kind = "missing_db" if isinstance(exc, DatabaseFileError) else "error"
-        return Execution(None, str(exc), kind)
-    try:
-        conn.text_factory = _decode_ignoring_errors
-        run = _run_guarded if _guard_execute is not None else _run_plain
-        return run(conn, sql, timeout_s, max_rows)
-    finally:
-        conn.close()
+        return Execution(None, str(exc), kind, time.monotonic() - start)
+    if res.truncated:
+        return Execution(None, f"result has more than {max_rows} rows", "truncated", time.monotonic() - start)
+    return Execution([tuple(r) for r in res.rows], elapsed_s=time.monotonic() - start)
 
 
 # --------------------------------------------------------------------------- SQL text rules

@@ -20,12 +20,6 @@ from kgsql.eval.runner import Group
 
 PAPER_FOLDS: tuple[tuple[str, ...], ...] = (("ada", "edu"), ("tourism", "traffic"))
 PAPER_SHOTS = (0, 1, 3, 5)
-#: ``--ablation NAME``: the methods run together (SSpa Table 3 rows; kgsql and its one-part-off variants).
-ABLATIONS: dict[str, tuple[str, ...]] = {
-    "sspa": ("dail-sql", "sspa", "sspa-sdbms", "sspa-geo", "sspa-tips"),
-    "kgsql": ("dail-sql", "kgsql", "kgsql-kg-schema", "kgsql-selection", "kgsql-evidence", "kgsql-tips",
-              "kgsql-sdbms", "kgsql-geo", "kgsql-least-to-most", "kgsql-examples"),
-}
 
 
 @dataclass(frozen=True)
@@ -114,9 +108,10 @@ def cross_fold_groups(dataset: Dataset, examples: Sequence[Example],
 
 def single_groups(dataset: Dataset, examples: Sequence[Example], pool: Any = None, *,
                   with_pool: bool = True) -> list[Group]:
-    """A plain run: one group with a fixed pool (Spider: its training set); for the
-    spatial set one group per database with every *other* database of the split as pool."""
-    if dataset.name != "spatial" or not with_pool or pool is not None:
+    """A plain run: one group with a fixed pool (Spider: its training set); for a benchmark
+    whose pools come from the other databases (the spatial set) one group per database with
+    every *other* database of the split as pool."""
+    if not dataset.benchmark.pool_from_other_databases or not with_pool or pool is not None:
         return [Group(list(examples), pool if with_pool else None, {})] if examples else []
     groups = []
     for db in dict.fromkeys(e.db_id for e in examples):

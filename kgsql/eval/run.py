@@ -23,34 +23,37 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kgsql.errors import InputError
-from kgsql.eval.datasets import Dataset, load_dataset
+from kgsql.eval.datasets import Dataset, available_benchmarks, get_benchmark, per_benchmark
+from kgsql.eval.datasets.registry import cross_fold_benchmarks, language_help, languages, split_help
 from kgsql.eval.method import default_shots, make_method, parse_sets, registry
 from kgsql.eval.metrics import METRICS
-from kgsql.eval.protocols import ABLATIONS, PAPER_SHOTS, cross_fold_groups, paper_table, parse_folds, single_groups
+from kgsql.eval.protocols import PAPER_SHOTS, cross_fold_groups, paper_table, parse_folds, single_groups
 from kgsql.eval.records import Record, RecordLog
 from kgsql.eval.report import summarize, write_report
+from kgsql.eval.replay import ReplayLM, Replaying
 from kgsql.eval.runner import RunSpec, ingest_databases, run_group, select_examples
 from kgsql.eval.timing import format_breakdown, time_breakdown
-
-SPATIAL_TIMEOUT_S = 120.0  # one tourism gold query alone takes ~25 s (docs/eval.md)
-DEFAULT_TIMEOUT_S = 30.0
-SPIDER_POOL_FILES = ("train_7000.json", "train_spider.json")
-
 
 def _csv(text: str | None) -> list[str]:
     return [p.strip() for p in (text or "").split(",") if p.strip()]
 
 
+def _ablation_sets() -> dict[str, tuple[str, ...]]:
+    """``--ablation`` choices: the method registry's sets (none while the registry does not import)."""
+    reg = registry()
+    return dict(getattr(reg, "ABLATION_SETS", {})) if reg is not None else {}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dataset", required=True, choices=("spider", "bird", "spatial"))
+    parser.add_argument("--dataset", required=True, choices=available_benchmarks())
     parser.add_argument("--data-dir", required=True, type=Path, help="benchmark folder")
     parser.add_argument("--split", default=None,
-                        help="spider/bird: dev (default); spatial: dataset1|dataset2 (comma list; "
-                             "cross-fold default: every split present)")
+                        help=f"{split_help()} (comma list; cross-fold default: every split present)")
     parser.add_argument("--method", default="kgsql", help="method name, or a comma list (default kgsql)")
-    parser.add_argument("--ablation", choices=sorted(ABLATIONS), default=None,
+    sets = _ablation_sets()
+    parser.add_argument("--ablation", choices=sorted(sets), default=None,
                         help="run a set of methods together: " + "; ".join(
-                            f"{k} = {', '.join(v)}" for k, v in ABLATIONS.items()))
+                            f"{k} = {', '.join(v)}" for k, v in sets.items()))
     parser.add_argument("--shots", default=None,
                         help="examples per prompt, or a comma list (e.g. 0,1,3,5; default: the method's own, "
                              "with --ablation 0,1,3,5)")
@@ -68,12 +71,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "log the others unscored)")
     parser.add_argument("--seed", type=int, default=None,
                         help="with --limit: a fixed random sample of N (default: the first N)")
-    parser.add_argument("--questions-lang", choices=("en", "zh"), default="en", help="spatial question language")
+    parser.add_argument("--questions-lang", choices=languages(), default="en",
+                        help=language_help())
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                         help="override a MethodOptions field, e.g. --set tips=false (repeatable)")
     parser.add_argument("--pool", default=None,
                         help="few-shot pool: Spider-format JSON or JSONL query log, or 'none' (default: "
-                             "spider train_7000.json; spatial: the other databases of the split)")
+                             + (per_benchmark(lambda b: b.pool_note or None) or "none") + ")")
     parser.add_argument("--model", default=None,
                         help="local model (default KGSQL_LOCAL_MODEL or qwen2.5-coder-1.5b); with "
                              "KGSQL_LLM_BASE_URL set: the endpoint's model name")
@@ -82,12 +86,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--graph-prefix", default="", help="prefix for database names in the graph")
     parser.add_argument("--out", type=Path, default=None, help="run folder (default runs/<dataset>-<method>)")
     parser.add_argument("--timeout", type=float, default=None,
-                        help="SQL timeout in seconds, for scoring and the method's own execution "
-                             f"(default {SPATIAL_TIMEOUT_S:.0f} spatial, {DEFAULT_TIMEOUT_S:.0f} otherwise)")
+                        help="SQL timeout in seconds, for scoring and the method's own execution (default "
+                             + per_benchmark(lambda b: f"{b.timeout_s:.0f}") + ")")
     parser.add_argument("--concurrency", type=int, default=1,
                         help="questions in flight (default 1: the local model serves one request at a time)")
     parser.add_argument("--metric", choices=METRICS, default=None,
-                        help="headline metric (default bird_ex for BIRD, spider_ex otherwise)")
+                        help="headline metric (default " + per_benchmark(lambda b: b.metric) + ")")
+    parser.add_argument("--replay", type=Path, default=None, metavar="RECORDS",
+                        help="answer model calls from this records.jsonl of an earlier run (same questions) "
+                             "instead of a model: exact ablations of what happens after the model answered; "
+                             "a call the records lack is logged unscored as not replayable")
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
@@ -112,7 +120,7 @@ class Cell:
 
 
 def _methods(args: argparse.Namespace) -> list[str]:
-    methods = list(ABLATIONS[args.ablation]) if args.ablation else _csv(args.method)
+    methods = list(_ablation_sets()[args.ablation]) if args.ablation else _csv(args.method)
     if not methods:
         raise InputError("--method: give a method name")
     return methods
@@ -133,19 +141,20 @@ def _shots(args: argparse.Namespace, method: str) -> list[int]:
 def _splits(args: argparse.Namespace) -> list[str | None]:
     if args.split:
         return list(_csv(args.split))
-    if args.dataset == "spatial" and args.protocol == "cross-fold":
-        found = sorted(p.name for p in args.data_dir.iterdir() if p.is_dir() and any(p.glob("*/QA-*.txt")))
-        return list(found) or [None]
+    find = get_benchmark(args.dataset).find_splits
+    if args.protocol == "cross-fold" and find is not None:
+        return list(find(args.data_dir)) or [None]
     return [None]
 
 
 def load_split(args: argparse.Namespace, split: str | None) -> Dataset:
-    options: dict[str, Any] = {"lang": args.questions_lang} if args.dataset == "spatial" else {}
-    return load_dataset(args.dataset, args.data_dir, split, **options)
+    benchmark = get_benchmark(args.dataset)
+    return benchmark.load(args.data_dir, split, **benchmark.loader_options(lang=args.questions_lang))
 
 
 def load_pool(args: argparse.Namespace, dataset: Dataset) -> Any:
-    """The fixed pool of a single-protocol run (None: spatial's per-database pools, or no pool)."""
+    """The fixed pool of a single-protocol run: ``--pool``, else the benchmark's own (None: the
+    benchmark's per-database pools, or no pool)."""
     from kgsql.examples.pool import ExamplePool
 
     if args.pool and args.pool.lower() == "none":
@@ -153,11 +162,8 @@ def load_pool(args: argparse.Namespace, dataset: Dataset) -> Any:
     if args.pool:
         path = Path(args.pool)
         return ExamplePool.from_jsonl(path) if path.suffix == ".jsonl" else ExamplePool.from_spider(path)
-    if args.dataset == "spider":
-        for name in SPIDER_POOL_FILES:
-            if (args.data_dir / name).is_file():
-                return ExamplePool.from_spider(args.data_dir / name, db_dir=args.data_dir / "database")
-    return None
+    find = dataset.benchmark.pool
+    return find(args.data_dir) if find is not None else None
 
 
 def open_lm(model: str | None, n_ctx: int = 8192) -> Any:
@@ -191,22 +197,26 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
 
     Returns the run summary also written to ``OUT/run.json``."""
     methods = _methods(args)
+    if getattr(args, "replay", None) is not None and lm is None:
+        lm = ReplayLM.from_records(args.replay)
     plan = [(m, k) for m in methods for k in _shots(args, m)]
     overrides = parse_sets(args.sets)
-    metric = args.metric or ("bird_ex" if args.dataset == "bird" else "spider_ex")
-    timeout = args.timeout or (SPATIAL_TIMEOUT_S if args.dataset == "spatial" else DEFAULT_TIMEOUT_S)
+    benchmark = get_benchmark(args.dataset)
+    metric = args.metric or benchmark.metric
+    timeout = args.timeout or benchmark.timeout_s
     overrides.setdefault("timeout_s", timeout)
     folds = parse_folds(args.folds)
     dbs = [d for item in (args.db or []) for d in _csv(item)] or None
     out = args.out or Path("runs") / f"{args.dataset}-{'-'.join(methods) if len(methods) < 3 else 'methods'}"
     splits = _splits(args)
     many = len(splits) * len(plan) > 1
-    if args.protocol == "cross-fold" and args.dataset != "spatial":
-        raise InputError("--protocol cross-fold is SSpa's protocol for the spatial set (--dataset spatial)")
+    if args.protocol == "cross-fold" and not benchmark.cross_fold:
+        raise InputError(f"--protocol cross-fold (SSpa's protocol) is for --dataset "
+                         f"{'|'.join(cross_fold_benchmarks())}; {args.dataset} has no folds")
     datasets = [load_split(args, s) for s in splits]
     own_graph = graph is None
     if own_graph:
-        from kgsql.graph.schema_graph import SchemaGraph
+        from kgsql.schema_graph import SchemaGraph
 
         graph = SchemaGraph.open(args.graph)
     started = time.time()
@@ -227,7 +237,8 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
             names = ingest_databases(graph, dataset, {e.db_id for e in examples}, prefix=args.graph_prefix, log=say)
             fixed_pool = load_pool(args, dataset) if args.protocol == "single" else None
             for method, shots in plan:
-                if shots and args.protocol == "single" and dataset.name != "spatial" and fixed_pool is None:
+                if (shots and args.protocol == "single" and not benchmark.pool_from_other_databases
+                        and fixed_pool is None):
                     say(f"{method}: no example pool for {dataset.name} (--pool); running 0-shot")
                     shots = 0
                 cell_dir = out / (dataset.split or "dev") / method / f"{shots}-shot" if many else out
@@ -256,6 +267,8 @@ def run_cell(cell: Cell, dataset: Dataset, groups: list[Any], spec: RunSpec, nam
         needs_model = any(e.id not in log.done and e.db_id in names for e in group.examples)
         asker = make_method(spec.method, graph, lm if lm is not None else _lazy_lm(args), spec.shots,
                             group.pool, spec.overrides, encoder=encoder) if needs_model else None
+        if asker is not None and isinstance(lm, ReplayLM):
+            asker = Replaying(asker, lm)
         desc = f"{dataset.split or ''} {spec.method} {cell.shots}-shot {group.tag.get('fold', '')}".strip()
         cell.records += run_group(group, dataset, asker, log, spec, names=names, shots=cell.shots,
                                   progress=not args.no_progress, desc=desc)

@@ -24,6 +24,7 @@ from kgsql.errors import InputError, KgsqlError
 from kgsql.eval.datasets import Dataset, Example
 from kgsql.eval.metrics import evaluate_prediction
 from kgsql.eval.records import Record, RecordLog
+from kgsql.eval.replay import NOT_REPLAYABLE, NotReplayable, prompt_fingerprint
 
 MAX_CONSECUTIVE_FAILURES = 3
 MISSING_DB = "database file missing"
@@ -113,10 +114,10 @@ def by_database(examples: Sequence[Example]) -> list[Example]:
 def graph_name(dataset: Dataset, db_id: str, prefix: str = "") -> str:
     """Name of ``db_id`` in the schema graph.
 
-    Spatial datasets reuse database names across splits with different
-    schemas (``traffic`` of dataset1 keeps derived columns, dataset2's does
-    not), so the split is part of the name there: ``traffic_dataset1``."""
-    name = f"{db_id}_{dataset.split}" if dataset.name == "spatial" and dataset.split else db_id
+    A benchmark whose splits reuse database names with different schemas
+    (``split_in_graph_name``: the spatial set's ``traffic`` of dataset1 keeps
+    derived columns, dataset2's does not) has the split in the name: ``traffic_dataset1``."""
+    name = f"{db_id}_{dataset.split}" if dataset.benchmark.split_in_graph_name and dataset.split else db_id
     return f"{prefix}{name}"
 
 
@@ -200,7 +201,8 @@ def call_record(prompt: dict[str, Any]) -> dict[str, Any]:
     return {"step": prompt.get("step"), "prompt_tokens": prompt.get("prompt_tokens"),
             "cached_tokens": prompt.get("cached_tokens"), "completion_tokens": prompt.get("completion_tokens"),
             "seconds": round(float(prompt.get("latency_s") or 0.0), 3), "from_cache": bool(prompt.get("from_cache")),
-            "output": prompt.get("response", "")}
+            "output": prompt.get("response", ""),
+            "prompt_sha": prompt_fingerprint(prompt["messages"]) if prompt.get("messages") else None}
 
 
 def selected_names(selection: dict[str, Any]) -> dict[str, Any]:
@@ -213,7 +215,7 @@ def missed_gold(example: Example, selection: dict[str, Any], schema: Any) -> lis
     """Gold ``table.column`` names the selection left out (None when the gold SQL cannot be resolved)."""
     if schema is None or not example.gold:
         return None
-    from kgsql.eval.gold_schema import gold_schema
+    from kgsql.sql.gold_schema import gold_schema
 
     try:
         gold = gold_schema(example.gold[0], schema)
@@ -291,7 +293,15 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
         if example.db_id not in names:
             return finish(missing_record(example))
         try:
-            answer = asker.ask(example.question, db=names[example.db_id], evidence=evidence_for(example))
+            if hasattr(asker, "ask_example"):  # a replay: the records of this very question answer the model calls
+                answer = asker.ask_example(example.id, example.question, db=names[example.db_id],
+                                           evidence=evidence_for(example))
+            else:
+                answer = asker.ask(example.question, db=names[example.db_id], evidence=evidence_for(example))
+        except NotReplayable as exc:
+            return finish(Record(id=example.id, db_id=example.db_id, question=example.question,
+                                 gold=list(example.gold), error=str(exc), error_kind=NOT_REPLAYABLE,
+                                 difficulty=example.difficulty, label=example.label))
         except InputError as exc:  # this question is unanswerable as given: logged as a method error
             rec = Record(id=example.id, db_id=example.db_id, question=example.question, gold=list(example.gold),
                          spider_ex=0, bird_ex=0, soft_f1=0.0, error=str(exc), error_kind="no_prediction",

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from kgsql.errors import InputError
-from kgsql.eval.datasets import Dataset, Example, load_dataset
+from kgsql.eval.datasets import Dataset, Example, available_benchmarks, get_benchmark
+from kgsql.eval.datasets.registry import language_help, languages, split_help, taking
 from kgsql.eval.metrics import DEFAULT_TIMEOUT_S, DistinctMode, aggregate, evaluate_prediction
 from kgsql.eval.records import Record, RecordLog
 
@@ -169,10 +170,10 @@ def score_file(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dataset", required=True, choices=("spider", "bird", "spatial"))
+    parser.add_argument("--dataset", required=True, choices=available_benchmarks())
     parser.add_argument("--data-dir", required=True, type=Path, help="benchmark folder")
     parser.add_argument("--split", default=None,
-                        help="spider/bird: dev (default), mini_dev...; spatial: dataset1|dataset2")
+                        help=split_help())
     parser.add_argument("--predictions", required=True, type=Path,
                         help="one SQL per line aligned with the questions (or BIRD JSON)")
     parser.add_argument("--json", type=Path, default=None, help="write totals + records here")
@@ -186,24 +187,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--soft-f1-digits", type=int, default=None,
                         help="round floats to N digits before Soft-F1 (default: exact)")
     parser.add_argument("--question-field", default=None,
-                        help="spider variants: JSON field with the question (e.g. SpiderSynQuestion)")
+                        help=f"{taking('question_field')}: JSON field with the question (e.g. SpiderSynQuestion)")
     parser.add_argument("--questions-file", type=Path, default=None,
-                        help="spider/bird: questions JSON other than <split>.json")
+                        help=f"{taking('questions_file')}: questions JSON other than <split>.json")
     parser.add_argument("--db-dir", type=Path, default=None,
-                        help="spider/bird: folder of <db>/<db>.sqlite (default under --data-dir)")
-    parser.add_argument("--lang", choices=("en", "zh"), default=None, help="spatial question language")
+                        help=f"{taking('db_dir')}: folder of <db>/<db>.sqlite (default under --data-dir)")
+    parser.add_argument("--lang", choices=languages(), default=None, help=language_help())
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
 def main(args: argparse.Namespace) -> int:
-    options: dict[str, Any] = {}
-    if args.dataset == "spatial":
-        options["lang"] = args.lang
-    else:
-        options.update(questions_file=args.questions_file, db_dir=args.db_dir)
-        if args.dataset == "spider":
-            options["question_field"] = args.question_field
-    dataset = load_dataset(args.dataset, args.data_dir, args.split, **options)
+    benchmark = get_benchmark(args.dataset)
+    options = benchmark.loader_options(lang=args.lang, questions_file=args.questions_file, db_dir=args.db_dir,
+                                       question_field=args.question_field)
+    dataset = benchmark.load(args.data_dir, args.split, **options)
     predictions = read_predictions(args.predictions)
     log = RecordLog(args.records) if args.records else None
     summary = score_file(dataset, predictions, limit=args.limit, timeout_s=args.timeout,

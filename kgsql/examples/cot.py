@@ -65,7 +65,7 @@ def schema_items(sql: str, schema: DatabaseSchema | None) -> list[tuple[str, str
     """(``Table`` or ``Table.Column``, kind) the SQL uses: uncovered tables first, then columns."""
     if schema is None:
         return []
-    from kgsql.eval.gold_schema import gold_schema
+    from kgsql.sql.gold_schema import gold_schema
 
     try:
         gold = gold_schema(sql, schema)

@@ -23,9 +23,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from kgsql.generate.templates import bullet_list, fill, parse_bullets
-from kgsql.generate.trace import Trace
 from kgsql.llm.base import LM, Message
+from kgsql.llm.trace import Trace
+from kgsql.prompts.templates import bullet_list, fill, parse_bullets
 
 
 @dataclass(frozen=True)

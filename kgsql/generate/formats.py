@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from kgsql.errors import UnknownNameError
-from kgsql.generate.templates import join_sections
 from kgsql.llm.base import Message
+from kgsql.prompts.templates import join_sections
 
 __all__ = [
     "Shot", "PromptParts", "FormattedPrompt", "register_format", "get_format", "available_formats",

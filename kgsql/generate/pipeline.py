@@ -34,9 +34,9 @@ from kgsql.generate.evidence import Evidence, EvidenceGenerator, ValueHint
 from kgsql.generate.formats import PromptParts, Shot
 from kgsql.generate.render import RenderOptions, render_geo_descriptions, render_kg_schema
 from kgsql.generate.sqlgen import FormattedSQLGenerator, SQLGenerator, SQLPrompt
-from kgsql.generate.templates import fill, join_sections, section
-from kgsql.generate.trace import Trace
 from kgsql.llm.base import LM, Message
+from kgsql.llm.trace import Trace
+from kgsql.prompts.templates import fill, join_sections, section
 from kgsql.schema.model import DatabaseSchema
 
 MAX_QUESTION_CHARS = 2000
@@ -252,7 +252,7 @@ class Text2SQL:
         """(SDBMS preamble, function explanations) for this question; ("", "") when off or not spatial."""
         if not self.options.sdbms:
             return "", ""
-        from kgsql.generate.spatial import spatial_notes
+        from kgsql.sql.spatialite import spatial_notes
 
         return spatial_notes(question, schema, k=self.options.spatial_functions,
                              fixed=self.options.spatial_function_list)
@@ -405,7 +405,7 @@ class Text2SQL:
 
     def _draft_sql(self, question: str, parts: PromptParts, trace: Trace) -> str | None:
         """DAIL-SQL's preliminary prediction: a zero-shot answer whose skeleton steers selection."""
-        from kgsql.generate.extract import extract_sql
+        from kgsql.sql.extract import extract_sql
 
         drafter = FormattedSQLGenerator(self.lm, self.options.question_format, max_tokens=self.options.max_tokens,
                                         step="draft_sql")
@@ -433,8 +433,8 @@ class Text2SQL:
         """Generate, run, and regenerate with schema tips; ``generator.generate(prompt, question,
         trace, tips=...)`` returns (raw text, prompt suffix); ``generator.stepwise`` says whether the
         answer is the last query of the output."""
-        from kgsql.generate.extract import extract_sql
         from kgsql.correct import CheckContext, Tip, render_tips
+        from kgsql.sql.extract import extract_sql
 
         opts = self.options
         tips: list[Tip] = []

@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kgsql.generate.formats import PromptParts, format_prompt
-from kgsql.generate.templates import bullet_list, fill, join_sections, parse_bullets, section
-from kgsql.generate.trace import Trace
 from kgsql.llm.base import LM, Message
+from kgsql.llm.trace import Trace
+from kgsql.prompts.templates import bullet_list, fill, join_sections, parse_bullets, section
 
 
 @dataclass

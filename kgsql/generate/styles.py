@@ -34,9 +34,9 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from kgsql.errors import UnknownNameError
 from kgsql.generate.render import RenderOptions, render_kg_schema, table_ref
 from kgsql.generate.rows import DEFAULT_MAX_CHARS, render_rows, sample_rows
+from kgsql.registry import Registry
 from kgsql.schema.model import DatabaseSchema, Table
 
 __all__ = [
@@ -85,26 +85,22 @@ def _rows_block(schema: DatabaseSchema, table: Table, n: int, max_chars: int) ->
     return render_rows(sample) if sample is not None else ""
 
 
-_STYLES: dict[str, SchemaStyle] = {}
+_STYLES: Registry[SchemaStyle] = Registry("schema style", sorted_names=True)
 _ALIASES = {"api-doc": "table-column", "table(column)": "table-column", "cr": "code",
             "create-noPF": "create", "create-nopf": "create", "unified": "kg"}
 
 
 def register_style(style: SchemaStyle) -> SchemaStyle:
     """Make ``render_schema(style.name, ...)`` use ``style`` (replaces one of the same name)."""
-    _STYLES[style.name] = style
-    return style
+    return _STYLES.register(style.name, style)
 
 
 def available_styles() -> list[str]:
-    return sorted(_STYLES)
+    return _STYLES.names()
 
 
 def get_style(name: str) -> SchemaStyle:
-    key = _ALIASES.get(name, _ALIASES.get(name.lower(), name))
-    if key not in _STYLES:
-        raise UnknownNameError(f"unknown schema style '{name}'; known: {', '.join(available_styles())}")
-    return _STYLES[key]
+    return _STYLES.get(_ALIASES.get(name, _ALIASES.get(name.lower(), name)))
 
 
 def render_schema(style: str, schema: DatabaseSchema, *, example_rows: int = 0,

@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             if not args.db or not args.out:
                 p.error("export needs --db and --out")
-            from kgsql.graph.schema_graph import SchemaGraph
+            from kgsql.schema_graph import SchemaGraph
 
             with SchemaGraph.open(args.graph, embedded_root=root) as g:
                 print(g.export(args.db, args.out))

@@ -1,11 +1,9 @@
 """Read knowledge back out of the graph in the shapes the pipeline uses."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from kgsql.errors import UnknownNameError
-from kgsql.graph.keys import table_key
 from kgsql.graph.store import GraphStore
 from kgsql.schema.model import (
     Column,
@@ -16,14 +14,6 @@ from kgsql.schema.model import (
     SpatialInfo,
     Table,
 )
-
-
-@dataclass(frozen=True)
-class JoinPath:
-    """Tables from start to end and, for each hop, its join conditions."""
-
-    tables: list[str]
-    conditions: list[list[str]]
 
 
 def list_databases(store: GraphStore) -> list[dict[str, Any]]:
@@ -111,20 +101,3 @@ def load_schema(store: GraphStore, database: str) -> DatabaseSchema:
             )
         ],
     )
-
-
-def join_path(store: GraphStore, database: str, from_table: str, to_table: str) -> JoinPath | None:
-    """Shortest FK join path between two tables (Cypher ``shortestPath``), or None."""
-    schema_tables = {t["table"]["name"].lower(): t["table"]["name"] for t in store.run("schema_tables", database=database)}
-    names = []
-    for name in (from_table, to_table):
-        real = schema_tables.get(name.lower())
-        if real is None:
-            raise UnknownNameError(f"table '{name}' not in database '{database}'")
-        names.append(real)
-    if names[0] == names[1]:
-        return JoinPath(tables=[names[0]], conditions=[])
-    rows = store.run("join_path", from_key=table_key(database, names[0]), to_key=table_key(database, names[1]))
-    if not rows:
-        return None
-    return JoinPath(tables=list(rows[0]["tables"]), conditions=[list(v) for v in rows[0]["via"]])

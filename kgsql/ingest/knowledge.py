@@ -46,7 +46,7 @@ def enrich(
     ``warn`` receives one line per skipped shipped profile (default: the
     ``kgsql.ingest`` logger).
     """
-    from kgsql.ingest.profile import find_bundled_profile, profile_mismatch
+    from kgsql.ingest.profile_apply import find_bundled_profile, profile_mismatch
 
     desc_dir = descriptions_dir or sibling_descriptions_dir(db_path)
     region_csv = sibling_region_csv(db_path)
@@ -61,7 +61,8 @@ def enrich(
     if desc_dir is None and region_csv is None and profile_path is None:
         return schema
     from kgsql.ingest.descriptions import load_description_dir, load_table_region_csv
-    from kgsql.ingest.profile import apply_profile, load_profile
+    from kgsql.ingest.profile import load_profile
+    from kgsql.ingest.profile_apply import apply_profile
 
     descriptions = load_description_dir(desc_dir) if desc_dir else None
     regions = load_table_region_csv(region_csv) if region_csv else None

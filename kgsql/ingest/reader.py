@@ -16,7 +16,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kgsql.db.connect import Connection, has_geometry_columns, open_database, sqlite3
+from kgsql.db.connect import (
+    SPATIALITE_SYSTEM_TABLES,
+    Connection,
+    has_geometry_columns,
+    open_database,
+    sqlite3,
+)
 from kgsql.errors import DatabaseFileError, InputError
 from kgsql.schema.model import (
     Column,
@@ -25,28 +31,6 @@ from kgsql.schema.model import (
     ForeignKey,
     SpatialInfo,
     Table,
-)
-
-#: SpatiaLite's own metadata tables: part of the file, not of the user's schema.
-SPATIALITE_SYSTEM_TABLES = frozenset(
-    name.lower()
-    for name in (
-        "geometry_columns", "geometry_columns_auth", "geometry_columns_field_infos",
-        "geometry_columns_statistics", "geometry_columns_time", "spatial_ref_sys",
-        "spatial_ref_sys_aux", "spatialite_history", "sql_statements_log",
-        "views_geometry_columns", "views_geometry_columns_auth",
-        "views_geometry_columns_field_infos", "views_geometry_columns_statistics",
-        "virts_geometry_columns", "virts_geometry_columns_auth",
-        "virts_geometry_columns_field_infos", "virts_geometry_columns_statistics",
-        "ElementaryGeometries", "SpatialIndex", "KNN", "KNN2", "data_licenses",
-        "raster_coverages", "raster_coverages_keyword", "raster_coverages_srid",
-        "vector_coverages", "vector_coverages_keyword", "vector_coverages_srid",
-        "wms_getcapabilities", "wms_getmap", "wms_settings", "wms_ref_sys",
-        "topologies", "networks", "SE_external_graphics", "SE_fonts",
-        "SE_raster_styled_layers", "SE_raster_styles", "SE_vector_styled_layers",
-        "SE_vector_styles", "ISO_metadata", "ISO_metadata_reference", "rl2map_configurations",
-        "stored_procedures", "stored_variables",
-    )
 )
 
 GEOMETRY_TYPE_NAMES = frozenset(

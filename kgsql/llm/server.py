@@ -55,7 +55,7 @@ class ServerTuning:
     """llama.cpp settings that change speed, not answers: batch sizes, flash attention, KV-cache type.
 
     Defaults are the fastest measured on this project's 2-core AVX-512 machine
-    (``python -m kgsql.llm.bench --sweep``, docs/llm.md); ``KGSQL_LLAMA_BATCH``,
+    (``python -m kgsql.lab.llm_bench --sweep``, docs/llm.md); ``KGSQL_LLAMA_BATCH``,
     ``KGSQL_LLAMA_UBATCH``, ``KGSQL_LLAMA_FLASH_ATTN`` (on|off|auto) and
     ``KGSQL_LLAMA_KV_TYPE`` (f16|q8_0) override them for another machine."""
 

@@ -13,8 +13,9 @@ Steiner routine took hundreds. Selected tables in different FK components
 cannot be joined by keys: each component is completed on its own and the
 result says so.
 
-No graph server is needed; the graph layer's Cypher ``shortestPath`` gives
-the same paths when a database lives there.
+No graph server is needed. This is the one join-path implementation:
+retrieval's completion, join repair in self-correction and
+``SchemaGraph.join_path`` (:func:`join_path`) all walk this FK graph.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from kgsql.errors import UnknownNameError
 from kgsql.schema.model import DatabaseSchema, ForeignKey
 
 
@@ -168,3 +170,32 @@ def path_to(g: FKGraph, sources: Iterable[str], target: str) -> list[tuple[str, 
                 return steps[::-1]
             queue.append(v)
     return None
+
+
+@dataclass
+class JoinPath:
+    """Tables from start to end and, for each hop, its join conditions (``a.x = b.y``)."""
+
+    tables: list[str]
+    conditions: list[list[str]]
+
+
+def join_path(schema: DatabaseSchema, from_table: str, to_table: str,
+              graph: FKGraph | None = None) -> JoinPath | None:
+    """The shortest FK join path between two tables (names case-insensitive), or None when none exists.
+
+    Raises UnknownNameError for a table the schema does not have.
+    """
+    real = {t.name.lower(): t.name for t in schema.tables}
+    names = []
+    for name in (from_table, to_table):
+        if name.lower() not in real:
+            raise UnknownNameError(f"table '{name}' not in database '{schema.name}'")
+        names.append(real[name.lower()])
+    g = graph if graph is not None else fk_graph(schema)
+    steps = path_to(g, [names[0]], names[1])
+    if steps is None:
+        return None
+    return JoinPath(tables=[names[0], *(b for _a, b in steps)],
+                    conditions=[[f"{fk.table}.{fk.column} = {fk.ref_table}.{fk.ref_column}" for fk in g.fks(a, b)]
+                                for a, b in steps])

@@ -10,6 +10,15 @@ Pipeline per question (everything per database is prepared once and cached):
    their columns above the column threshold, their name-like columns and
    primary keys, columns whose values the question mentions, a top-k floor;
 6. join-path completion so the sub-schema is always joinable.
+
+Calibration (the logistic models of step 4 and the thresholds of step 5)
+comes from the shipped ``kgsql/retrieve/calibration.json`` (``CALIBRATION_FILE``,
+fitted on Spider train) unless another file is named: the ``calibration=``
+argument of ``SchemaRetriever`` (a path or a ``Calibration``) first, else the
+environment variable ``KGSQL_CALIBRATION`` (a path). New files come from
+``python -m kgsql.lab.calibrate --out PATH``, which never writes into the
+package. ``SchemaRetriever.choose`` re-runs step 5-6 alone on given
+evidence (calibration and threshold sweeps use it).
 """
 from __future__ import annotations
 
@@ -37,7 +46,10 @@ from kgsql.retrieve.selection import (
 from kgsql.retrieve.values import ValueIndex, ValueLimits, ValueMatch
 from kgsql.schema.model import DatabaseSchema
 
+#: The shipped calibration (Spider train); read unless another file is named.
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
+#: Environment variable naming a calibration file to use instead of ``CALIBRATION_FILE``.
+ENV_CALIBRATION = "KGSQL_CALIBRATION"
 #: Prepared databases (and value indexes) kept in memory per retriever, least recently used dropped.
 MAX_PREPARED = 64
 
@@ -57,7 +69,7 @@ class SelectionConfig:
 
 @dataclass
 class Calibration:
-    """The logistic models and thresholds fitted by ``kgsql.retrieve.calibrate``."""
+    """The logistic models and thresholds fitted by ``kgsql.lab.calibrate``."""
 
     column_model: LogisticModel
     table_model: LogisticModel
@@ -65,11 +77,18 @@ class Calibration:
     info: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str] = CALIBRATION_FILE) -> "Calibration":
-        with open(path, encoding="utf-8") as fh:
-            d = json.load(fh)
-        return cls(LogisticModel.from_dict(d["column_model"]), LogisticModel.from_dict(d["table_model"]),
-                   SelectionConfig(**d.get("config", {})), d.get("info", {}))
+    def load(cls, path: str | os.PathLike[str] | None = None) -> "Calibration":
+        """The calibration in ``path``; default: ``calibration_file()`` (``$KGSQL_CALIBRATION`` or the shipped one)."""
+        path = calibration_file() if path is None else path
+        try:
+            with open(path, encoding="utf-8") as fh:
+                d = json.load(fh)
+            return cls(LogisticModel.from_dict(d["column_model"]), LogisticModel.from_dict(d["table_model"]),
+                       SelectionConfig(**d.get("config", {})), d.get("info", {}))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            from kgsql.errors import InputError
+
+            raise InputError(f"cannot read calibration file {os.fspath(path)}: {exc}") from exc
 
     def save(self, path: str | os.PathLike[str]) -> None:
         from dataclasses import asdict
@@ -99,7 +118,7 @@ class PreparedDatabase:
 
 
 @dataclass
-class Evidence:
+class SelectionScores:
     """Scores behind a selection; the benchmark and calibration read it."""
 
     query: TokenEmbeddings
@@ -124,7 +143,7 @@ class SchemaRetriever:
         if isinstance(calibration, Calibration):
             self.calibration = calibration
         else:
-            self.calibration = Calibration.load(calibration or CALIBRATION_FILE)
+            self.calibration = Calibration.load(calibration)
         self.config = config or self.calibration.config
         self.cache_dir = cache_dir
         self.use_cache = use_cache
@@ -173,8 +192,8 @@ class SchemaRetriever:
     def encode_question(self, question: str) -> TokenEmbeddings:
         return self.encoder.encode_tokens([question], is_query=True)[0]
 
-    def evidence(self, schema: DatabaseSchema, question: str, *, db_path: str | os.PathLike[str] | None = None,
-                 prepared: PreparedDatabase | None = None) -> Evidence:
+    def scores(self, schema: DatabaseSchema, question: str, *, db_path: str | os.PathLike[str] | None = None,
+                 prepared: PreparedDatabase | None = None) -> SelectionScores:
         """Late-interaction scores, value matches, features and probabilities for ``question``."""
         prep = prepared or self.prepare(schema, db_path=db_path)
         timings: dict[str, float] = {}
@@ -200,7 +219,7 @@ class SchemaRetriever:
         p_col = self.calibration.column_model.predict(feats)
         p_tab = self.calibration.table_model.predict(table_features(feats, p_col, prep.facts))
         timings["features"] = _ms(t)
-        return Evidence(q, late, feats, p_col, p_tab, values, value_scores, timings)
+        return SelectionScores(q, late, feats, p_col, p_tab, values, value_scores, timings)
 
     def select(self, schema: DatabaseSchema, question: str, *,
                db_path: str | os.PathLike[str] | None = None) -> SchemaSelection:
@@ -213,15 +232,23 @@ class SchemaRetriever:
         prep = self.prepare(schema, db_path=db_path)
         if prep.n_columns == 0:
             return SchemaSelection(schema.name, question)
-        ev = self.evidence(schema, question, prepared=prep)
+        ev = self.scores(schema, question, prepared=prep)
         t = time.perf_counter()
-        sel = self._choose(prep, question, ev)
+        sel = self.choose(prep, question, ev)
         sel.timings_ms = dict(ev.timings_ms, select=_ms(t), total=_ms(t_all))
         return sel
 
     # ------------------------------------------------------------------ selection
 
-    def _choose(self, prep: PreparedDatabase, question: str, ev: Evidence) -> SchemaSelection:
+    def choose(self, prepared: PreparedDatabase, question: str, scores: SelectionScores) -> SchemaSelection:
+        """The selection (steps 5-6) from ``scores`` under this retriever's thresholds.
+
+        No encoding or scoring happens here: calibration and threshold sweeps compute
+        ``scores`` once per question and call this per threshold pair (``with_config``).
+        """
+        return self._choose(prepared, question, scores)
+
+    def _choose(self, prep: PreparedDatabase, question: str, ev: SelectionScores) -> SchemaSelection:
         cfg, facts = self.config, prep.facts
         keys, p, tix = facts.column_keys, ev.p_column, facts.table_of_column
         reasons: dict[int, list[str]] = {}
@@ -271,7 +298,7 @@ class SchemaRetriever:
                                join_tables, disconnected)
 
     @staticmethod
-    def _match_reasons(prep: PreparedDatabase, ev: Evidence, cols: np.ndarray) -> list[str]:
+    def _match_reasons(prep: PreparedDatabase, ev: SelectionScores, cols: np.ndarray) -> list[str]:
         """Which part of each column's document the question matched best (name, description, value)."""
         if len(cols) == 0:
             return []
@@ -302,6 +329,12 @@ class SchemaRetriever:
 
 
 _FIELD_REASON = {"name": REASON_NAME, "table": REASON_TABLE, "description": REASON_DESCRIPTION, "value": REASON_VALUE}
+
+
+def calibration_file() -> Path:
+    """``$KGSQL_CALIBRATION`` when set (a path), else the shipped ``CALIBRATION_FILE``."""
+    env = os.environ.get(ENV_CALIBRATION)
+    return Path(env).expanduser() if env else CALIBRATION_FILE
 
 
 def _ms(t0: float) -> float:

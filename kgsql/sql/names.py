@@ -24,6 +24,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
+from kgsql.db.connect import SPATIALITE_SYSTEM_TABLES
 from kgsql.schema.model import Column, DatabaseSchema, Table
 
 __all__ = [
@@ -72,8 +73,6 @@ class SchemaNames:
     """
 
     def __init__(self, schema: DatabaseSchema, allow_tables: Iterable[str] = ()) -> None:
-        from kgsql.ingest.reader import SPATIALITE_SYSTEM_TABLES
-
         self.schema = schema
         self.tables: dict[str, Table] = {t.name.lower(): t for t in schema.tables}
         self.columns: dict[str, dict[str, Column]] = {

@@ -9,14 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kgsql.generate.evidence import EvidenceGenerator, ValueHint
-from kgsql.generate.templates import fill, join_sections
+from kgsql.prompts.templates import fill, join_sections
 from kgsql.stages.state import QuestionState
 
 USER_EVIDENCE_MODES = ("add", "replace", "ignore")
 
 
 @dataclass
-class Evidence:
+class GatherEvidence:
     """Sets ``state.user_evidence``: the user's, the model's, or both (``user`` mode)."""
 
     lm: object = None

@@ -1,7 +1,7 @@
 """A method as a composition of stages, and kgsql's default one-call method.
 
     from kgsql.stages import OneCallOptions, StagedMethod
-    method = StagedMethod.one_call(graph, lm, OneCallOptions(shots=5), pool=pool)
+    method = StagedMethod.one_call(graph, lm, OneCallOptions(shots=3), pool=pool)
     method.ask("How many singers do we have?", db="concert_singer")
 
 ``OneCallOptions`` is the knob surface users set (``--set key=value``); each
@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 from kgsql.correct.loop import LoopOptions
 from kgsql.errors import InputError, KgsqlError
 from kgsql.generate.pipeline import Answer, check_question
-from kgsql.stages.evidence import USER_EVIDENCE_MODES, Evidence
+from kgsql.stages.evidence import USER_EVIDENCE_MODES, GatherEvidence
 from kgsql.stages.examples import PickExamples
 from kgsql.stages.generate import GenerateSQL
 from kgsql.stages.hints import GraphHints
@@ -38,7 +38,7 @@ class OneCallOptions:
     spatial_functions: int = 6       # [spatial]
     evidence: bool = False           # [evidence] LLM-written evidence (3 calls; off: it misleads small models)
     user_evidence: str = "add"       # [evidence] add | replace | ignore
-    shots: int = 5                   # [examples] 0 = zero-shot (also without a pool)
+    shots: int = 3                   # [examples] 0 = zero-shot (also without a pool); 3: measured (issue 12)
     example_selection: str = "masked-similarity"  # [examples]
     value_hints: bool = True         # [hints] values the question names -> their column
     join_hints: bool = True          # [hints] key conditions joining the relevant tables
@@ -46,7 +46,7 @@ class OneCallOptions:
     tips: bool = True                # [sql] run, check and correct (False: one call, no checks)
     join_repair: bool = True         # [sql] move misplaced columns to their tables via the FK graph
     max_rounds: int = 3              # [sql] greedy generations at most
-    samples: int = 4                 # [sql] sampled candidates voted by result when nothing returned rows
+    samples: int = 1                 # [sql] sampled candidates voted by result when nothing returned rows
     temperature: float = 0.7         # [sql] for the sampled candidates
     max_tokens: int = 256            # [sql]
     timeout_s: float = 30.0          # [sql]
@@ -74,7 +74,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
         SelectSchema(retriever, scope=o.scope) if needs_retrieval else WholeDatabase(),
         SpatialNotes(functions=o.spatial_functions, enabled=o.sdbms),
         RenderSchema(style=o.schema_style, value_examples=o.value_examples, geo=o.geo),
-        Evidence(lm, generate=o.evidence, user=o.user_evidence),
+        GatherEvidence(lm, generate=o.evidence, user=o.user_evidence),
         PickExamples(pool, shots=o.shots, selection=o.example_selection, encoder=encoder),
         GraphHints(values=o.value_hints, joins=o.join_hints),
         GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,

@@ -100,7 +100,7 @@ class SpatialNotes:
         state.system = SQLITE_EXPERT
         if not self.enabled:
             return
-        from kgsql.generate.spatial import spatial_notes
+        from kgsql.sql.spatialite import spatial_notes
 
         preamble, notes = spatial_notes(state.question, state.shown, k=self.functions, fixed=self.fixed)
         if preamble:

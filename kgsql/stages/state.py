@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kgsql.generate.trace import Trace
+from kgsql.llm.trace import Trace
 from kgsql.schema.model import DatabaseSchema
 
 

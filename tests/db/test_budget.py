@@ -13,6 +13,7 @@ import pytest
 
 from guard_helpers import PeakRSS
 from kgsql.db import guard
+from kgsql.db.budget import row_bytes
 from kgsql.db.connect import SQLITE_LIMIT_LENGTH, defensive_mode, open_database, set_limit, sqlite_heap_limits
 from kgsql.db.guard import ERROR_KINDS, SQLQueryError, classify_sqlite_error, execute_query, validate_query
 from kgsql.errors import UnsafeSQLError
@@ -64,7 +65,7 @@ def test_result_bytes_are_capped(plain_db: Path) -> None:
     result = execute_query(plain_db, R.format(n=10_000) + "SELECT n, randomblob(10000) FROM r", max_bytes=1_000_000)
     assert result.truncated and result.truncated_by == "bytes"
     assert 50 < result.row_count < 100
-    assert sum(guard._row_bytes(r) for r in result.rows) <= 1_000_000
+    assert sum(row_bytes(r) for r in result.rows) <= 1_000_000
     rows_first = execute_query(plain_db, R.format(n=10_000) + "SELECT n FROM r", max_rows=5, max_bytes=1_000_000)
     assert rows_first.truncated_by == "rows" and rows_first.row_count == 5
 
@@ -79,7 +80,7 @@ def test_python_memory_error_becomes_a_resource_error(plain_db: Path, monkeypatc
     def no_memory(row: tuple) -> int:
         raise MemoryError
 
-    monkeypatch.setattr(guard, "_row_bytes", no_memory)
+    monkeypatch.setattr(guard, "row_bytes", no_memory)  # where execute_query reads it
     _resource_error(plain_db, "SELECT 1")
 
 

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from guard_helpers import PeakRSS
-from kgsql.db import guard
+from kgsql.db.budget import Budget, row_bytes
 from kgsql.db.connect import open_database, sqlite_heap_limits, sqlite_memory_highwater, sqlite_memory_used
 from kgsql.db.guard import QueryResult, SQLQueryError, execute_query
 from kgsql.errors import UnsafeSQLError
@@ -137,7 +137,7 @@ def spatial_conn(spatial_db: Path) -> Any:
 
 
 def _detonate(conn: Any, sql: str) -> None:
-    budget = guard._Budget.of(BUDGET_MB, None)
+    budget = Budget.of(BUDGET_MB, None)
     heap_before = sqlite_memory_used()
     sqlite_memory_highwater(reset=True)
     limits_before = sqlite_heap_limits()
@@ -156,7 +156,7 @@ def _detonate(conn: Any, sql: str) -> None:
         assert heap_growth <= budget.heap + MB, f"SQLite heap grew {heap_growth / MB:.0f} MB: {sql}"
         assert sqlite_heap_limits() == limits_before
     if isinstance(outcome, QueryResult):
-        assert sum(guard._row_bytes(r) for r in outcome.rows) <= budget.result
+        assert sum(row_bytes(r) for r in outcome.rows) <= budget.result
     else:
         assert isinstance(outcome, UnsafeSQLError) or outcome.kind in ("timeout", "resource", "other"), outcome
     conn.execute("SELECT 1").fetchone()  # the connection is still usable, no interrupt left behind

@@ -13,7 +13,7 @@ from kgsql.db.connect import defensive_mode, harden, load_spatialite, open_datab
 from kgsql.db.guard import execute_query, make_authorizer, validate_query
 from kgsql.errors import UnsafeSQLError
 
-KB = Path(__file__).resolve().parents[2] / "kgsql/generate/knowledge/spatialite_functions.yaml"
+KB = Path(__file__).resolve().parents[2] / "kgsql/sql/knowledge/spatialite_functions.yaml"
 
 #: Writers and state changers that passed the old deny-list (the issue's list first).
 OFF_THE_LIST = [

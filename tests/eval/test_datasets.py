@@ -8,15 +8,11 @@ from pathlib import Path
 import pytest
 
 from kgsql.errors import InputError
-from kgsql.eval.datasets import (
-    load_bird,
-    load_dataset,
-    load_spatial,
-    load_spider,
-    parse_qa_file,
-    spider_hardness,
-    split_gold,
-)
+from kgsql.eval.datasets import load_dataset
+from kgsql.eval.datasets.bird import load_bird
+from kgsql.eval.datasets.spatial import load_spatial, parse_qa_file, split_gold
+from kgsql.eval.datasets.spider import load_spider
+from kgsql.eval.datasets.spider_hardness import spider_hardness
 
 
 def make_db(path: Path) -> Path:

@@ -364,16 +364,14 @@ def test_aggregate_excludes_missing_db_from_means() -> None:
     assert out["by_tag"]["S"]["n"] == 2 and out["by_tag"]["S"]["spider_ex"] == 0.5
 
 
-def test_fallback_executor_without_the_guard(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Same rules when kgsql.db.guard is unavailable (read-only connection + deadline)."""
-    import kgsql.eval.metrics as metrics
-
-    monkeypatch.setattr(metrics, "_guard_execute", None)
+def test_in_process_executor_follows_the_same_rules(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """KGSQL_SQL_ISOLATION=0 runs scoring in-process: same rows, kinds and verdicts as the worker."""
+    monkeypatch.setenv("KGSQL_SQL_ISOLATION", "0")
     assert execute_sql(db, "SELECT name FROM t WHERE id = 1").rows == [("ann",)]
     assert execute_sql(db, "SELECT nope FROM t").kind == "error"
     slow = execute_sql(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
                            "SELECT count(*) FROM c", timeout_s=0.3)
     assert slow.kind == "timeout"
-    assert not execute_sql(db, "DELETE FROM t").ok
+    assert execute_sql(db, "DELETE FROM t").kind == "unsafe"
     assert execute_sql(db, "SELECT count(*) FROM t").rows == [(4,)]
     assert _ex(db, "SELECT id, name FROM t", "SELECT name, id FROM t") == (1, 0, 1.0)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from kgsql.generate.evidence import EvidenceGenerator, ValueHint, grounded
-from kgsql.generate.trace import Trace
 from kgsql.llm.scripted import ScriptedLM
+from kgsql.llm.trace import Trace
 
 SCHEMA = "table countrylanguage (CountryCode, Language, IsOfficial 'T' or 'F'); table country (Code, Name, Population)"
 QUESTION = "How many official languages are spoken in countries with over 1000000 people?"

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kgsql.errors import LLMError
-from kgsql.generate.extract import NoSQLFoundError, extract_sql
+from kgsql.sql.extract import NoSQLFoundError, extract_sql
 
 FIXTURES = Path(__file__).parent / "fixtures" / "extract"
 _SECTION = re.compile(r"^-- (input|suffix|expected|error)$")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from kgsql.errors import UnknownNameError
-from kgsql.generate.spatial import Function, SpatialKnowledge, geometry_types
 from kgsql.schema.model import Column, DatabaseSchema, SpatialInfo, Table
+from kgsql.sql.spatialite import Function, SpatialKnowledge, geometry_types
 
 PREAMBLE = "You are an expert in the SpatiaLite spatial database and highly skilled in writing SQL queries."
 

@@ -17,7 +17,7 @@ LINTER = REPO / "tools" / "cypher-lint"
 
 def test_every_statement_file_loads():
     files = cypher.all_files()
-    assert {"constraints", "tables_upsert", "columns_upsert", "join_path"} <= set(files)
+    assert {"constraints", "tables_upsert", "columns_upsert", "relates_to_create"} <= set(files)
     for name in files:
         assert cypher.statements(name), name
 

@@ -10,16 +10,8 @@ import pytest
 from kgsql.db.connect import open_database
 from kgsql.errors import ProfileError
 from kgsql.ingest.descriptions import ColumnDescription
-from kgsql.ingest.profile import (
-    ColumnProfile,
-    DerivedExpression,
-    Profile,
-    TableProfile,
-    apply_profile,
-    bundled_profiles,
-    find_bundled_profile,
-    load_profile,
-)
+from kgsql.ingest.profile import ColumnProfile, DerivedExpression, Profile, TableProfile, load_profile
+from kgsql.ingest.profile_apply import apply_profile, bundled_profiles, find_bundled_profile
 from kgsql.schema.model import Column, DatabaseSchema, Table
 
 SPATIAL = Path("/work/shared/data/spatial")
@@ -251,7 +243,7 @@ def test_apply_in_chinese_falls_back_to_english() -> None:
 
 
 def test_unknown_csv_names_are_logged_and_skipped(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger="kgsql.ingest.profile")
+    caplog.set_level(logging.WARNING, logger="kgsql.ingest.profile_apply")
     merged = apply_profile(
         schools(),
         Profile(database="california_schools"),
@@ -433,7 +425,7 @@ def test_shipped_profile_still_applies_to_its_own_database(example_db) -> None:
 
 
 def test_profile_mismatch_reasons() -> None:
-    from kgsql.ingest.profile import profile_mismatch
+    from kgsql.ingest.profile_apply import profile_mismatch
 
     assert profile_mismatch(schools(), Profile(database="california_schools", description="x")) == (
         "it names no tables to recognise the database by")

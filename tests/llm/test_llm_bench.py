@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from kgsql.llm.bench import main, schema_prefix
+from kgsql.lab.llm_bench import main, schema_prefix
 from kgsql.llm.models import get_model
 
 SMALL = "qwen2.5-coder-0.5b"

@@ -142,7 +142,7 @@ def test_second_identical_call_is_served_from_cache(stub: StubServer, tmp_path) 
 
 def test_trace_records_which_calls_the_cache_served(stub: StubServer, tmp_path) -> None:
     """Eval records count cache hits: they take no model time, so run times would otherwise mislead."""
-    from kgsql.generate.trace import Trace
+    from kgsql.llm.trace import Trace
 
     lm = OpenAIChatLM("m", base_url=stub.base_url, cache=ResponseCache(tmp_path / "c.sqlite"))
     trace = Trace()

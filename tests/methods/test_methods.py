@@ -163,7 +163,7 @@ def test_kgsql_is_one_call_when_the_first_query_runs(geo_graph, pool) -> None:  
     lm = ScriptedLM({"sql": " name FROM rivers ORDER BY length_km DESC LIMIT 1"})
     answer = build("kgsql", geo_graph, lm, pool=pool, retriever=WholeSchema(), encoder=HashEncoder()).ask(
         QUESTION, db="geo")
-    assert lm.steps() == ["sql"] and answer.rows == [("Silver River",)] and len(answer.examples) == 5
+    assert lm.steps() == ["sql"] and answer.rows == [("Silver River",)] and len(answer.examples) == OneCallOptions().shots == 3
 
 
 def test_kgsql_classic_without_a_pool_is_the_default_pipeline(geo_graph) -> None:  # type: ignore[no-untyped-def]

@@ -94,3 +94,33 @@ def test_fresh_schema_objects_reuse_indexes(retriever, school_db: Path) -> None:
     b = retriever.prepare(school_schema(school_db), db_path=school_db)  # e.g. re-read from the graph per call
     assert a is not b
     assert a.index is b.index and a.values is b.values  # no re-encoding, no value re-indexing
+
+
+def test_choose_on_evidence_is_what_select_returns(retriever, school, school_db: Path) -> None:  # type: ignore[no-untyped-def]
+    """The public selection step, as calibration and threshold sweeps call it."""
+    q = "Which courses did students from Springfield take?"
+    prep = retriever.prepare(school, db_path=school_db)
+    chosen = retriever.choose(prep, q, retriever.scores(school, q, prepared=prep))
+    selected = retriever.select(school, q, db_path=school_db)
+    assert chosen.tables == selected.tables and chosen.column_keys() == selected.column_keys()
+    strict = retriever.with_config(table_threshold=1.0, column_threshold=1.0)
+    assert len(strict.choose(prep, q, retriever.scores(school, q, prepared=prep)).columns) <= len(chosen.columns)
+
+
+def test_calibration_file_from_the_environment(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from kgsql.errors import InputError
+    from kgsql.retrieve.retriever import CALIBRATION_FILE, ENV_CALIBRATION, Calibration, calibration_file
+
+    monkeypatch.delenv(ENV_CALIBRATION, raising=False)
+    assert calibration_file() == CALIBRATION_FILE  # the shipped default
+    shipped = Calibration.load()
+    other = tmp_path / "other.json"
+    Calibration(shipped.column_model, shipped.table_model, shipped.config, {"trained_on": "elsewhere"}).save(other)
+    monkeypatch.setenv(ENV_CALIBRATION, str(other))
+    assert calibration_file() == other and Calibration.load().info == {"trained_on": "elsewhere"}
+    assert Calibration.load(CALIBRATION_FILE).info == shipped.info  # an explicit path still wins
+    monkeypatch.setenv(ENV_CALIBRATION, str(tmp_path / "missing.json"))
+    with pytest.raises(InputError, match="missing.json"):
+        Calibration.load()

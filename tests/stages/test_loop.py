@@ -7,8 +7,8 @@ import pytest
 
 from kgsql.correct import CheckContext
 from kgsql.correct.loop import CorrectionLoop, LoopOptions, same_query, vote
-from kgsql.generate.trace import Trace
 from kgsql.ingest.reader import read_database
+from kgsql.llm.trace import Trace
 
 SCRIPT = """
 CREATE TABLE country (Code TEXT PRIMARY KEY, Name TEXT, Continent TEXT);

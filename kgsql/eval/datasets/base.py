@@ -1,0 +1,179 @@
+"""What every benchmark shares: ``Example``, ``Dataset``, ``Benchmark`` and the file helpers of loaders.
+
+Every loader returns a :class:`Dataset` of :class:`Example` records in file
+order, so line ``i`` of a prediction file lines up with ``examples[i]``.
+Questions whose SQLite file is absent stay in the dataset (``missing_db``
+lists them) so scores can say how many were not scored instead of silently
+shrinking the denominator.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from kgsql.errors import InputError
+
+
+@dataclass
+class Example:
+    """One benchmark question with every gold SQL that counts as correct."""
+
+    id: str
+    db_id: str
+    question: str
+    gold: list[str]
+    evidence: str = ""
+    difficulty: str | None = None  # Spider hardness or BIRD difficulty
+    label: str | None = None  # spatial label, e.g. "G S Region"
+    hints: str = ""  # spatial `name` field: literal values used by the question
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tags(self) -> list[str]:
+        """Label split into tags ("G S Region" -> ["G", "S", "Region"])."""
+        return self.label.split() if self.label else []
+
+
+@dataclass
+class Dataset:
+    """Examples plus where their databases live; ``name`` is the registered benchmark's."""
+
+    name: str
+    split: str
+    root: Path
+    examples: list[Example]
+    db_files: dict[str, Path | None]
+    tables_file: Path | None = None
+
+    def db_path(self, db_id: str) -> Path | None:
+        """The SQLite file of ``db_id``, or None when it is not on disk."""
+        return self.db_files.get(db_id)
+
+    @property
+    def missing_db(self) -> list[Example]:
+        """Examples that cannot be executed because their database file is absent."""
+        return [ex for ex in self.examples if self.db_files.get(ex.db_id) is None]
+
+    @property
+    def missing_db_ids(self) -> list[str]:
+        return sorted({ex.db_id for ex in self.missing_db})
+
+    @property
+    def benchmark(self) -> Benchmark:
+        """The registered benchmark named ``name`` (its pool, graph-name and protocol rules)."""
+        from kgsql.eval.datasets.registry import get_benchmark
+
+        return get_benchmark(self.name)
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+
+SchemaSource = Literal["tables.json", "sqlite"]
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """Everything a command decides per benchmark; one module per benchmark defines one.
+
+    ``loader(data_dir, split, **options) -> Dataset`` reads it; the other
+    fields are the defaults and rules ``eval run``/``score``/``linking`` and
+    ``lab.calibrate`` read instead of branching on the name."""
+
+    name: str
+    loader: Callable[..., Dataset]
+    description: str = ""
+    #: Splits named in help texts (a loader may accept others); the one used when none is given
+    #: (None: the loader decides, e.g. the spatial folder itself).
+    splits: tuple[str, ...] = ("dev",)
+    default_split: str | None = "dev"
+    #: ``eval run`` defaults: headline metric and SQL timeout (scoring and the method's own execution).
+    metric: str = "spider_ex"
+    timeout_s: float = 30.0
+    #: The fixed few-shot pool of a single-protocol run, found in the data folder (None: no pool).
+    pool: Callable[[Path], Any] | None = None
+    #: No fixed pool: each database's questions learn from the split's *other* databases.
+    pool_from_other_databases: bool = False
+    pool_note: str = ""  # where the default pool comes from, for help texts
+    #: ``--protocol cross-fold`` applies; ``find_splits(data_dir)``: its default, every split present.
+    cross_fold: bool = False
+    find_splits: Callable[[Path], list[str]] | None = None
+    #: Database names repeat across splits with different schemas: the graph name carries the split.
+    split_in_graph_name: bool = False
+    #: Question languages (the loader takes ``lang`` when there are several).
+    languages: tuple[str, ...] = ("en",)
+    #: Where lab commands read schemas: the benchmark's tables.json or the SQLite files themselves;
+    #: ``descriptions_dir(data_dir, split)``: column description CSVs beside tables.json (BIRD).
+    schema_source: SchemaSource = "tables.json"
+    descriptions_dir: Callable[[Path, str], Path | None] | None = None
+    #: The split learned components train on (``lab.calibrate``); None: the default split.
+    train_split: str | None = None
+
+    def load(self, data_dir: str | Path, split: str | None = None, **options: Any) -> Dataset:
+        """The benchmark's questions (``split`` or the default); None options are left out."""
+        options = {k: v for k, v in options.items() if v is not None}
+        return self.loader(data_dir, split or self.default_split, **options)
+
+    def loader_options(self, **given: Any) -> dict[str, Any]:
+        """The ``given`` command-line options this benchmark's loader takes (None values dropped)."""
+        params = inspect.signature(self.loader).parameters
+        return {k: v for k, v in given.items()
+                if v is not None and k in params and params[k].kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+# --------------------------------------------------------------------------- loader helpers
+
+
+def require_dir(path: str | Path) -> Path:
+    p = Path(path).expanduser()
+    if not p.is_dir():
+        raise InputError(f"data directory not found: {p}")
+    return p
+
+
+def first_existing(root: Path, names: list[str], what: str) -> Path:
+    for name in names:
+        if (root / name).is_file():
+            return root / name
+    raise InputError(f"no {what} in {root}: looked for {', '.join(names)}")
+
+
+def first_dir(root: Path, names: list[str]) -> Path | None:
+    return next((root / d for d in names if (root / d).is_dir()), None)
+
+
+def first_file(root: Path, names: list[str]) -> Path | None:
+    return next((root / t for t in names if (root / t).is_file()), None)
+
+
+def read_json_list(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(data, list):
+        raise InputError(f"{path}: expected a JSON list of questions")
+    return data
+
+
+def row_db_id(row: dict[str, Any], qfile: Path, i: int) -> str:
+    if not isinstance(row, dict) or not row.get("db_id"):
+        raise InputError(f"{qfile}: question {i} has no db_id")
+    return str(row["db_id"])
+
+
+def find_db(db_root: Path | None, db_id: str) -> Path | None:
+    """``<root>/<db>/<db>.sqlite`` (Spider/BIRD layout); None when absent."""
+    if db_root is None:
+        return None
+    for candidate in (db_root / db_id / f"{db_id}.sqlite", db_root / f"{db_id}.sqlite"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def db_map(db_root: Path | None, db_ids: list[str]) -> dict[str, Path | None]:
+    return {db_id: find_db(db_root, db_id) for db_id in dict.fromkeys(db_ids)}

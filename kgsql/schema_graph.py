@@ -1,0 +1,117 @@
+"""``SchemaGraph``: the notebook-facing API over the schema knowledge graph.
+
+    from kgsql import SchemaGraph
+    g = SchemaGraph.open()                 # embedded server, or a Bolt URI
+    g.ingest("examples/geo.sqlite")
+    g.databases(); g.tables("geo"); g.table("geo", "cities")
+    g.join_path("geo", "cities", "rivers")
+    g.export("geo", "geo.html")            # look at it in a browser
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from kgsql.graph import queries
+from kgsql.graph.store import GraphStore
+from kgsql.ingest.pipeline import IngestReport, ingest
+from kgsql.retrieve.joins import JoinPath, join_path
+from kgsql.schema.model import Column, DatabaseSchema, Table
+
+
+class SchemaGraph:
+    """A schema knowledge graph reached through a ``GraphStore``."""
+
+    def __init__(self, store: GraphStore):
+        self.store = store
+
+    @classmethod
+    def open(
+        cls,
+        uri: str | None = None,
+        *,
+        user: str | None = None,
+        password: str | None = None,
+        database: str | None = None,
+        embedded_root: str | os.PathLike[str] | None = None,
+    ) -> "SchemaGraph":
+        """Connect to ``uri`` (or ``KGSQL_GRAPH_URI`` / config), else the embedded server."""
+        root = Path(embedded_root) if embedded_root else None
+        return cls(GraphStore.open(uri, user=user, password=password, database=database, embedded_root=root))
+
+    # -- writing -----------------------------------------------------------
+    def ingest(
+        self,
+        source: str | os.PathLike[str],
+        *,
+        name: str | None = None,
+        descriptions: str | os.PathLike[str] | None = None,
+        profile: str | os.PathLike[str] | None = None,
+        force: bool = False,
+    ) -> IngestReport:
+        """Ingest a SQLite file or folder; unchanged databases are left as they are."""
+        return ingest(
+            self.store,
+            source,
+            name=name,
+            descriptions_dir=Path(descriptions) if descriptions else None,
+            profile_path=Path(profile) if profile else None,
+            force=force,
+        )
+
+    def drop(self, database: str) -> None:
+        """Remove a database and all its knowledge from the graph."""
+        queries.require_database(self.store, database)
+        self.store.write(lambda tx: tx.run("database_delete", name=database))
+
+    # -- reading -----------------------------------------------------------
+    def databases(self) -> list[str]:
+        return [d["name"] for d in queries.list_databases(self.store)]
+
+    def database_info(self, database: str) -> dict[str, Any]:
+        return queries.require_database(self.store, database)
+
+    def schema(self, database: str) -> DatabaseSchema:
+        """Everything stored about ``database`` as a DatabaseSchema."""
+        return queries.load_schema(self.store, database)
+
+    def tables(self, database: str) -> list[str]:
+        return [t.name for t in self.schema(database).tables]
+
+    def table(self, database: str, table: str) -> Table:
+        """One table with its columns (unknown names raise with a suggestion)."""
+        return self.schema(database).table(table)
+
+    def columns(self, database: str, table: str) -> list[Column]:
+        return self.table(database, table).columns
+
+    def foreign_keys(self, database: str, table: str | None = None) -> list[Any]:
+        fks = self.schema(database).foreign_keys
+        if table is None:
+            return fks
+        t = self.table(database, table).name
+        return [fk for fk in fks if t in (fk.table, fk.ref_table)]
+
+    def join_path(self, database: str, from_table: str, to_table: str) -> JoinPath | None:
+        """Shortest foreign-key join path between two tables (the same FK graph retrieval and repair walk)."""
+        return join_path(self.schema(database), from_table, to_table)
+
+    # -- looking -----------------------------------------------------------
+    def export(self, database: str, path: str | os.PathLike[str]) -> Path:
+        """Write a picture of one database's subgraph: ``.html`` (interactive), ``.svg`` or ``.png``."""
+        from kgsql.graph.visualize import export_schema
+
+        return export_schema(self.schema(database), Path(path))
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "SchemaGraph":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SchemaGraph({self.store!r})"

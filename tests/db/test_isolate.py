@@ -1,0 +1,87 @@
+"""Generated SQL in a killable worker: long single C calls end within 2x the timeout, memory within budget."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from kgsql.db import isolate
+from kgsql.db.connect import sqlite3
+from kgsql.db.guard import QueryResourceError, QueryTimeoutError, SQLQueryError, execute_query
+from kgsql.db.isolate import execute_isolated
+from kgsql.errors import DatabaseFileError, UnsafeSQLError
+
+#: The known gap of the in-process guard: SQLite runs an aggregate's final step (one GEOS union
+#: over every row) even after an interrupt, so nothing in the process can stop it in time.
+UNION = ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < {rows}) "
+         "SELECT Area(GUnion(Buffer(MakePoint(n % 100, n / 100), 1, 30))) FROM r")
+
+
+def test_a_long_geos_union_returns_within_twice_its_timeout(spatial_db: Path) -> None:
+    execute_isolated(spatial_db, "SELECT 1")  # a worker is up: time the query, not the start
+    t0 = time.monotonic()
+    with pytest.raises(QueryTimeoutError) as caught:
+        execute_isolated(spatial_db, UNION.format(rows=20_000), timeout_s=0.5)
+    assert time.monotonic() - t0 < 1.0
+    assert caught.value.kind == "timeout" and "20000" in caught.value.sql
+    assert execute_isolated(spatial_db, "SELECT count(*) FROM parks").rows == [(1,)]  # a new worker serves
+
+
+def test_a_worker_growing_past_the_budget_is_killed(spatial_db: Path) -> None:
+    with pytest.raises(QueryResourceError) as caught:
+        execute_isolated(spatial_db, UNION.format(rows=20_000), timeout_s=30, memory_mb=16)
+    assert caught.value.kind == "resource" and "16 MB" in str(caught.value)
+    assert execute_isolated(spatial_db, "SELECT name FROM parks").rows == [("square",)]
+
+
+def test_errors_cross_the_process_boundary_with_their_kind(plain_db: Path, tmp_path: Path) -> None:
+    with pytest.raises(SQLQueryError) as caught:
+        execute_isolated(plain_db, "SELECT nope FROM t")
+    assert caught.value.kind == "no_such_column" and caught.value.name == "nope"
+    with pytest.raises(UnsafeSQLError) as unsafe:
+        execute_isolated(plain_db, "DELETE FROM t")
+    assert "DELETE" in unsafe.value.reason  # type: ignore[attr-defined]
+    with pytest.raises(DatabaseFileError):
+        execute_isolated(tmp_path / "missing.sqlite", "SELECT 1")
+
+
+def test_rows_and_truncation_match_the_in_process_guard(plain_db: Path) -> None:
+    for sql, max_rows in (("SELECT * FROM users ORDER BY id", 10), ("SELECT n FROM many", 5), ("SELECT 1", 0)):
+        a, b = execute_isolated(plain_db, sql, max_rows=max_rows), execute_query(plain_db, sql, max_rows=max_rows)
+        assert (a.columns, a.rows, a.truncated, a.truncated_by) == (b.columns, b.rows, b.truncated, b.truncated_by)
+
+
+def test_workers_are_reused_and_replaced_when_they_die(plain_db: Path) -> None:
+    execute_isolated(plain_db, "SELECT 1")
+    worker = isolate._POOL.take()
+    isolate._POOL.give_back(worker)
+    execute_isolated(plain_db, "SELECT 2")
+    assert isolate._POOL.take() is worker  # the same process served again
+    worker.process.kill()
+    worker.process.wait()
+    isolate._POOL.give_back(worker)  # dead: dropped, not kept
+    assert execute_isolated(plain_db, "SELECT 3").rows == [(3,)]
+
+
+def test_lenient_text_drops_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "latin.sqlite"
+    conn = sqlite3.connect(str(path))
+    conn.execute("CREATE TABLE t (name TEXT)")
+    conn.execute("INSERT INTO t VALUES (CAST(x'4361666ee9' AS TEXT))")  # 'Cafn' + a lone latin-1 byte
+    conn.commit()
+    conn.close()
+    assert execute_isolated(path, "SELECT name FROM t", lenient_text=True).rows == [("Cafn",)]
+    with pytest.raises(Exception):
+        execute_isolated(path, "SELECT name FROM t")
+
+
+def test_isolation_off_runs_in_process(plain_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(isolate.ENV_ISOLATION, "0")
+    monkeypatch.setattr(isolate, "_Worker", lambda: pytest.fail("no worker may start with isolation off"))
+    assert execute_isolated(plain_db, "SELECT count(*) FROM users").rows == [(2,)]
+
+
+def test_a_fresh_worker_s_imports_do_not_count_against_its_first_query(plain_db: Path) -> None:
+    isolate._POOL.close()  # the next query starts a fresh worker (~60 MB of imports)
+    assert execute_isolated(plain_db, "SELECT 1", memory_mb=4).rows == [(1,)]

@@ -1,0 +1,193 @@
+"""Gold-schema resolution and the linking benchmark on a tiny Spider-format dataset."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from kgsql.schema.model import Column, DatabaseSchema, Table
+from kgsql.sql.gold_schema import gold_schema
+
+SCHEMA = DatabaseSchema("m", tables=[
+    Table("singer", [Column("singer_id"), Column("Name"), Column("Country")]),
+    Table("concert", [Column("concert_id"), Column("singer_id"), Column("Year")]),
+])
+
+
+@pytest.mark.parametrize("sql,tables,columns", [
+    ("SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = T2.singer_id WHERE T2.year = \"2014\"",
+     {"singer", "concert"}, {("singer", "Name"), ("singer", "singer_id"), ("concert", "singer_id"), ("concert", "Year")}),
+    ("SELECT count(*) FROM singer", {"singer"}, set()),
+    ("SELECT * FROM singer WHERE country = 'France'", {"singer"}, {("singer", "Country")}),
+    ("SELECT name FROM singer WHERE singer_id NOT IN (SELECT singer_id FROM concert)",
+     {"singer", "concert"}, {("singer", "Name"), ("singer", "singer_id"), ("concert", "singer_id")}),
+    ("SELECT name FROM singer AS T1 WHERE EXISTS (SELECT 1 FROM concert AS T2 WHERE T2.singer_id = T1.singer_id)",
+     {"singer", "concert"}, {("singer", "Name"), ("singer", "singer_id"), ("concert", "singer_id")}),
+    ("SELECT x.n FROM (SELECT `Name` AS n FROM singer) AS x", {"singer"}, {("singer", "Name")}),
+])
+def test_gold_schema(sql: str, tables: set[str], columns: set[tuple[str, str]]) -> None:
+    g = gold_schema(sql, SCHEMA)
+    assert g.ok, g.unresolved
+    assert g.tables == tables and g.columns == columns
+
+
+@pytest.mark.parametrize("sql,literal", [
+    ("SELECT name FROM singer WHERE country = 'France'", {("singer", "Country")}),
+    ('SELECT name FROM singer WHERE country = "France"', {("singer", "Country")}),  # Spider's double quotes
+    ("SELECT name FROM singer WHERE lower(Country) LIKE '%fr%' AND singer_id > 3", {("singer", "Country")}),
+    ("SELECT name FROM singer WHERE country IN ('France', 'Spain')", {("singer", "Country")}),
+    ("SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = T2.singer_id WHERE T2.year = 2014",
+     set()),
+    ("SELECT name FROM singer WHERE 'France' = country", {("singer", "Country")}),
+])
+def test_gold_schema_literal_columns(sql: str, literal: set[tuple[str, str]]) -> None:
+    """Columns the gold SQL compares with a text literal: reachable only through a value."""
+    g = gold_schema(sql, SCHEMA)
+    assert g.ok, g.unresolved
+    assert g.literal_columns == literal
+
+
+def test_miss_kinds() -> None:
+    from kgsql.lab.stats import miss_kinds
+
+    g = gold_schema("SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = T2.singer_id "
+                    "WHERE T2.year = 2014 AND T1.country = 'France'", SCHEMA)
+    everything = set(g.columns)
+    # missed only the literal-compared column of a selected table
+    assert miss_kinds(g, everything - {("singer", "Country")}, {"singer", "concert"}) == [
+        "column_of_selected_table", "value_only"]
+    # missed a column the question names in words
+    assert miss_kinds(g, everything - {("concert", "Year")}, {"singer", "concert"}) == ["column_of_selected_table"]
+    # missed the whole concert table
+    assert miss_kinds(g, {c for c in everything if c[0] == "singer"}, {"singer"}) == ["whole_table"]
+
+
+def test_gold_schema_reports_unknown_names() -> None:
+    assert not gold_schema("SELECT nope FROM singer", SCHEMA).ok
+    assert not gold_schema("SELECT FROM WHERE", SCHEMA).ok
+
+
+def _tiny_spider(root: Path) -> None:
+    db = root / "database" / "m" / "m.sqlite"
+    db.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, Name TEXT, Country TEXT);"
+        "CREATE TABLE concert (concert_id INTEGER PRIMARY KEY, singer_id INTEGER REFERENCES singer(singer_id), Year TEXT);"
+        "INSERT INTO singer VALUES (1, 'Joe Sharp', 'France'), (2, 'Tribal King', 'Netherlands');"
+        "INSERT INTO concert VALUES (1, 1, '2014'), (2, 2, '2015');")
+    conn.close()
+    tables = [{
+        "db_id": "m", "table_names_original": ["singer", "concert"], "table_names": ["singer", "concert"],
+        "column_names_original": [[-1, "*"], [0, "singer_id"], [0, "Name"], [0, "Country"], [1, "concert_id"],
+                                  [1, "singer_id"], [1, "Year"]],
+        "column_names": [[-1, "*"], [0, "singer id"], [0, "name"], [0, "country"], [1, "concert id"],
+                         [1, "singer id"], [1, "year"]],
+        "column_types": ["text", "number", "text", "text", "number", "number", "text"],
+        "primary_keys": [1, 4], "foreign_keys": [[5, 1]],
+    }]
+    (root / "tables.json").write_text(json.dumps(tables))
+    dev = [
+        {"db_id": "m", "question": "What are the names of singers from France?",
+         "query": "SELECT name FROM singer WHERE country = 'France'"},
+        {"db_id": "m", "question": "In which years did Joe Sharp give concerts?",
+         "query": "SELECT T2.year FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = T2.singer_id WHERE T1.name = 'Joe Sharp'"},
+        {"db_id": "m", "question": "broken", "query": "SELECT nothing FROM nowhere"},
+    ]
+    (root / "dev.json").write_text(json.dumps(dev))
+
+
+def test_linking_cli_on_tiny_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from kgsql.eval.__main__ import main
+
+    _tiny_spider(tmp_path / "spider")
+    out = tmp_path / "res.json"
+    rc = main(["linking", "--dataset", "spider", "--data-dir", str(tmp_path / "spider"), "--json", str(out),
+               "--cache-dir", str(tmp_path / "cache"), "--limit", "3"])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "1 unresolved" in printed and "kgsql" in printed
+    res = json.loads(out.read_text())
+    for method in ("full", "bm25", "dense", "kgsql"):
+        assert set(res[method]) >= {"column_recall", "perfect_recall_rate", "table_recall", "mean_selected_columns",
+                                    "mean_tokens", "token_ratio", "ms_p50", "ms_p95"}
+    assert res["full"]["perfect_recall_rate"] == 1.0 and res["full"]["token_ratio"] == 1.0
+    assert res["kgsql"]["perfect_recall_rate"] == 1.0
+    assert res["kgsql"]["misses"] == {"whole_table": 0, "column_of_selected_table": 0, "value_only": 0}
+    assert "kgsql misses: none" in printed
+    assert res["meta"]["questions"] == 2
+
+
+def _tiny_bird(root: Path) -> None:
+    """BIRD layout without database files (as in ../shared): dev.json + dev_tables.json."""
+    root.mkdir(parents=True)
+    tables = [{
+        "db_id": "club", "table_names_original": ["member"], "table_names": ["member"],
+        "column_names_original": [[-1, "*"], [0, "member_id"], [0, "first_name"], [0, "income"]],
+        "column_names": [[-1, "*"], [0, "member id"], [0, "first name"], [0, "income"]],
+        "column_types": ["text", "integer", "text", "integer"], "primary_keys": [1], "foreign_keys": [],
+    }]
+    (root / "dev_tables.json").write_text(json.dumps(tables))
+    rows = [{"question_id": 0, "db_id": "club", "question": "Which members are rich?",
+             "evidence": "rich refers to income > 100000", "SQL": "SELECT first_name FROM member WHERE income > 100000",
+             "difficulty": "simple"}]
+    (root / "dev.json").write_text(json.dumps(rows))
+
+
+def test_linking_with_evidence_appends_it_to_the_question(tmp_path: Path) -> None:
+    from kgsql.eval.__main__ import main
+    from kgsql.lab.linking import load_bench
+
+    _tiny_bird(tmp_path / "bird")
+    plain = load_bench("bird", str(tmp_path / "bird"), None, None, tmp_path / "cache")
+    hinted = load_bench("bird", str(tmp_path / "bird"), None, None, tmp_path / "cache", with_evidence=True)
+    assert plain.items[0].question == "Which members are rich?"
+    assert hinted.items[0].question == "Which members are rich? rich refers to income > 100000"
+    out = tmp_path / "res.json"
+    assert main(["linking", "--dataset", "bird", "--data-dir", str(tmp_path / "bird"), "--with-evidence",
+                 "--json", str(out), "--cache-dir", str(tmp_path / "cache")]) == 0
+    res = json.loads(out.read_text())
+    assert res["meta"]["with_evidence"] is True and res["meta"]["questions"] == 1
+    assert res["kgsql"]["perfect_recall_rate"] == 1.0  # a one-table schema: income is named by the evidence
+
+
+def test_threshold_sweep_traces_recall_against_tokens(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from kgsql.eval.__main__ import main
+
+    _tiny_spider(tmp_path / "spider")
+    out = tmp_path / "res.json"
+    assert main(["linking", "--dataset", "spider", "--data-dir", str(tmp_path / "spider"), "--json", str(out),
+                 "--cache-dir", str(tmp_path / "cache"), "--sweep", "0.9:0.9,0.0:0.0"]) == 0
+    curve = json.loads(out.read_text())["kgsql_sweep"]
+    assert [(c["table_threshold"], c["column_threshold"]) for c in curve] == [(0.9, 0.9), (0.0, 0.0)]
+    strict, everything = curve
+    # thresholds of 0 keep every column: the whole schema, perfect recall
+    assert everything["perfect_recall_rate"] == 1.0 and everything["token_ratio"] == 1.0
+    assert strict["token_ratio"] <= everything["token_ratio"]
+    assert strict["mean_selected_columns"] <= everything["mean_selected_columns"]
+    assert "kgsql threshold sweep:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad", ["0.1", "a:b", "0.1:2"])
+def test_bad_sweep_is_refused_before_any_work(tmp_path: Path, bad: str) -> None:
+    from kgsql.errors import InputError
+    from kgsql.lab.linking import parse_sweep
+
+    with pytest.raises(InputError, match="--sweep"):
+        parse_sweep(bad)
+
+
+def test_method_stats_merge_equals_adding_every_question_to_one() -> None:
+    from kgsql.lab.stats import MethodStats
+
+    g = gold_schema("SELECT name FROM singer WHERE country = 'France'", SCHEMA)
+    picks = [({("singer", "Name"), ("singer", "Country")}, 30), ({("singer", "Name")}, 20), (set(), 5)]
+    one, a, b = MethodStats(), MethodStats(), MethodStats()
+    for i, (cols, tokens) in enumerate(picks):
+        one.add(g, cols, {t for t, _ in cols}, tokens, 40, 1.0)
+        (a if i < 2 else b).add(g, cols, {t for t, _ in cols}, tokens, 40, 1.0)
+    a.merge(b)
+    assert a.summary() == one.summary()
+    assert a.misses == {"whole_table": 1, "column_of_selected_table": 1, "value_only": 1}
