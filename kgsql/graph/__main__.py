@@ -33,10 +33,15 @@ def main(argv: list[str] | None = None) -> int:
         else:
             if not args.db or not args.out:
                 p.error("export needs --db and --out")
-            from kgsql.schema_graph import SchemaGraph
+            from kgsql.graph.queries import load_schema
+            from kgsql.graph.store import GraphStore
+            from kgsql.graph.visualize import export_schema
 
-            with SchemaGraph.open(args.graph, embedded_root=root) as g:
-                print(g.export(args.db, args.out))
+            store = GraphStore.open(args.graph, embedded_root=root)
+            try:
+                print(export_schema(load_schema(store, args.db), args.out))
+            finally:
+                store.close()
     except KgsqlError as exc:
         print(f"kgsql.graph: error: {exc}", file=sys.stderr)
         return 1

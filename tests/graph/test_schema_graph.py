@@ -129,6 +129,24 @@ def test_export_pictures(schema_graph, make_sqlite, unique_name, tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_export_command_draws_the_same_picture(schema_graph, graph_root, make_sqlite, unique_name, tmp_path,
+                                               capsys):
+    """``python -m kgsql.graph export`` reads the graph itself (the graph package does not use the facade)."""
+    import os
+
+    from kgsql.graph.__main__ import main
+
+    if os.environ.get("KGSQL_TEST_GRAPH_URI"):
+        pytest.skip("the command is checked against the embedded server")
+    db = unique_name("uni")
+    schema_graph.ingest(make_sqlite(db, UNIVERSITY))
+    out = tmp_path / "cli.svg"
+    assert main(["export", "--db", db, "--out", str(out), "--root", str(graph_root)]) == 0
+    assert capsys.readouterr().out.strip() == str(out)
+    assert out.read_text() == schema_graph.export(db, tmp_path / "api.svg").read_text()
+    assert main(["export", "--db", "no_such_db", "--out", str(out), "--root", str(graph_root)]) == 1
+
+
 def test_drop_removes_everything(schema_graph, make_sqlite, unique_name):
     db = unique_name("uni")
     schema_graph.ingest(make_sqlite(db, UNIVERSITY))
