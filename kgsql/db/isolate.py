@@ -99,6 +99,10 @@ class _Worker:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "kgsql.db.isolate", str(child_r), str(child_w)], pass_fds=(child_r, child_w),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env)
+        except BaseException:
+            os.close(parent_r)
+            os.close(parent_w)
+            raise
         finally:
             os.close(child_r)
             os.close(child_w)
