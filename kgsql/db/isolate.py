@@ -17,8 +17,9 @@ Workers are fresh interpreters (``python -m kgsql.db.isolate``: no inherited
 threads, connections or ``__main__`` re-import), keep one read-only
 connection per database file, serve one query at a time over a pair of
 pipes, and are reused: a query costs a pipe round trip, not a process start
-(about half a second, paid again only after a kill). ``KGSQL_SQL_ISOLATION=0`` runs queries in-process instead
-(platforms without ``fork``; debugging).
+(about a second, paid again only after a kill). ``KGSQL_SQL_ISOLATION=0``
+runs queries in-process instead (where child processes cannot be started;
+debugging), with the guard's in-process limits only.
 """
 from __future__ import annotations
 
