@@ -26,7 +26,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "demo": ("kgsql.demo", "ingest the shipped example database and answer two questions"),
     "llm": ("kgsql.llm.cli", "fetch and serve the local models (pull, serve)"),
     "graph": ("kgsql.graph.__main__", "manage the embedded graph server (status, start, stop, export)"),
-    "examples": ("kgsql.examples.__main__", "few-shot example pools"),
+    "fewshot": ("kgsql.fewshot.__main__", "few-shot example pools"),
 }
 
 

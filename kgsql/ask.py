@@ -92,7 +92,7 @@ def format_table(columns: list[str], rows: list[tuple[Any, ...]], limit: int = 2
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        from kgsql.generate.pipeline import check_question
+        from kgsql.generate.answer import check_question
         from kgsql.schema_graph import SchemaGraph
         from kgsql.llm.factory import default_lm
         from kgsql.llm.openai_lm import check_endpoint

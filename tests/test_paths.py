@@ -7,7 +7,7 @@ import pytest
 
 
 def test_stage_caches_share_the_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kgsql.examples.cache import cache_dir as examples_dir
+    from kgsql.fewshot.cache import cache_dir as examples_dir
     from kgsql.llm.config import cache_dir as llm_dir
     from kgsql.paths import cache_root
     from kgsql.retrieve.index import default_cache_dir as retrieve_dir

@@ -71,8 +71,8 @@ def test_token_index_cache_is_private(cache: Path) -> None:
 
 
 def test_pool_embedding_cache_is_private(cache: Path) -> None:
-    from kgsql.examples.embed import PoolEmbeddings
-    from kgsql.examples.pool import ExamplePool, PoolExample
+    from kgsql.fewshot.embed import PoolEmbeddings
+    from kgsql.fewshot.pool import ExamplePool, PoolExample
 
     pool = ExamplePool([PoolExample("How many pilots are older than 40?",
                                     "SELECT count(*) FROM pilot WHERE age > 40", "flight", "p1")],

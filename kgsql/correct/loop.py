@@ -43,7 +43,7 @@ class LoopOptions:
     """How hard to try: greedy feedback rounds, then sampled candidates voted by result."""
 
     max_rounds: int = 3          # greedy generations at most, the first included
-    samples: int = 4             # sampled candidates when no candidate returned rows (0: none)
+    samples: int = 1             # sampled candidates when no candidate returned rows (0: none); 1: measured (issue 12)
     temperature: float = 0.7
     tips: bool = True            # False: one generation, no checks beyond running it
     tip_kinds: tuple[str, ...] = ()  # keep only these tip kinds (empty: all)

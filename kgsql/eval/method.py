@@ -56,7 +56,7 @@ def available_methods() -> list[str]:
 
 def _option_fields() -> dict[str, Any]:
     """Defaults of every option name some method knows (the method itself refuses the others when built)."""
-    from kgsql.generate.pipeline import MethodOptions
+    from kgsql.generate.options import MethodOptions
     from kgsql.stages.method import OneCallOptions
 
     defaults: dict[str, Any] = {}
@@ -121,7 +121,7 @@ def parse_sets(items: Sequence[str] | None) -> dict[str, Any]:
 
 def _pool_examples(pool: Any, k: int, encoder: Any = None) -> Any:
     """A ``Text2SQL`` ``examples`` hook: the ``k`` masked-similarity nearest pool examples."""
-    from kgsql.examples.select import ExampleQuery, get_selector
+    from kgsql.fewshot.select import ExampleQuery, get_selector
 
     selector = get_selector("masked-similarity", pool, encoder=encoder)
 

@@ -58,13 +58,9 @@ def execute_sql(db_path: str | Path, sql: str, *, timeout_s: float = DEFAULT_TIM
     """
     if not sql or not sql.strip():
         return Execution(None, "empty SQL", "error")
-    try:
-        check_sqlite_file(db_path)
-    except KgsqlError as exc:
-        kind = "missing_db" if isinstance(exc, DatabaseFileError) else "error"
-        return Execution(None, str(exc), kind)
     start = time.monotonic()
     try:
+        check_sqlite_file(db_path)
         res = execute_isolated(db_path, sql, timeout_s=timeout_s, max_rows=max_rows, lenient_text=True)
     except UnsafeSQLError as exc:
         return Execution(None, str(exc), "unsafe", time.monotonic() - start)

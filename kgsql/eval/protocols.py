@@ -78,7 +78,7 @@ def cross_folds(db_ids: Iterable[str], folds: Sequence[tuple[str, ...]] | None =
 
 def training_pool(dataset: Dataset, fold: Fold) -> Any:
     """Example pool of the fold's training databases only (never a test database's question)."""
-    from kgsql.examples.pool import ExamplePool
+    from kgsql.fewshot.pool import ExamplePool
 
     pool = ExamplePool.from_dataset(dataset, exclude_dbs=fold.test_dbs)
     pool = pool.filter(lambda e: e.db_id in fold.train_dbs,

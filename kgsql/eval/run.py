@@ -155,7 +155,7 @@ def load_split(args: argparse.Namespace, split: str | None) -> Dataset:
 def load_pool(args: argparse.Namespace, dataset: Dataset) -> Any:
     """The fixed pool of a single-protocol run: ``--pool``, else the benchmark's own (None: the
     benchmark's per-database pools, or no pool)."""
-    from kgsql.examples.pool import ExamplePool
+    from kgsql.fewshot.pool import ExamplePool
 
     if args.pool and args.pool.lower() == "none":
         return None

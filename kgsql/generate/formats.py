@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from kgsql.errors import UnknownNameError
+from kgsql.registry import Registry
 from kgsql.llm.base import Message
 from kgsql.prompts.templates import join_sections
 
@@ -81,22 +81,19 @@ class FormattedPrompt:
 
 
 QuestionFormat = Callable[[PromptParts], FormattedPrompt]
-_FORMATS: dict[str, QuestionFormat] = {}
+FORMATS: Registry[QuestionFormat] = Registry("question format", sorted_names=True)
 
 
 def register_format(name: str, fn: QuestionFormat) -> QuestionFormat:
-    _FORMATS[name] = fn
-    return fn
+    return FORMATS.register(name, fn)
 
 
 def available_formats() -> list[str]:
-    return sorted(_FORMATS)
+    return FORMATS.names()
 
 
 def get_format(name: str) -> QuestionFormat:
-    if name not in _FORMATS:
-        raise UnknownNameError(f"unknown question format '{name}'; known: {', '.join(available_formats())}")
-    return _FORMATS[name]
+    return FORMATS.get(name)
 
 
 def format_prompt(name: str, parts: PromptParts) -> FormattedPrompt:

@@ -25,118 +25,24 @@ question to stand alone (ACT-SQL's multi-turn rewriting).
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Callable, Protocol, Sequence
 
 from kgsql.db.guard import QueryResult
-from kgsql.errors import InputError, KgsqlError, UnknownNameError
+from kgsql.errors import KgsqlError
+from kgsql.generate.answer import Answer, Candidate, check_question
 from kgsql.generate.evidence import Evidence, EvidenceGenerator, ValueHint
 from kgsql.generate.formats import PromptParts, Shot
+from kgsql.generate.options import MethodOptions, check_options
 from kgsql.generate.render import RenderOptions, render_geo_descriptions, render_kg_schema
 from kgsql.generate.sqlgen import FormattedSQLGenerator, SQLGenerator, SQLPrompt
+from kgsql.ingest.sources import GraphSchemas
 from kgsql.llm.base import LM, Message
 from kgsql.llm.trace import Trace
 from kgsql.prompts.templates import fill, join_sections, section
 from kgsql.schema.model import DatabaseSchema
 
-MAX_QUESTION_CHARS = 2000
 SQLITE_EXPERT = "You are an expert in SQLite and highly skilled in writing SQL queries."
-
-
-@dataclass(frozen=True)
-class MethodOptions:
-    """Method switches (each an ablation flag of ``python -m kgsql.ask``)."""
-
-    kg_schema: bool = True          # unified KG-based schema; False: plain CREATE TABLE of the whole database
-    selection: bool = True          # knowledge selection (only with kg_schema)
-    evidence: bool = True           # generate evidence
-    user_evidence: str = "add"      # user-given evidence: "replace" generation, "add" to it, or "ignore"
-    tips: bool = True               # self-correction with schema tips
-    sdbms: bool = True              # SpatiaLite knowledge (spatial databases)
-    geo: bool = True                # geographic table descriptions
-    least_to_most: bool = True      # decompose, then solve in order
-    max_rounds: int = 5             # generations at most, the first included
-    spatial_functions: int = 6      # functions auto-selected per question
-    value_examples: int = 3
-    timeout_s: float = 30.0
-    max_rows: int = 1000
-    max_tokens: int = 512
-    # Prompt strategies (kgsql.methods); the defaults leave the KG pipeline above unchanged.
-    question_format: str = "kgsql"  # "kgsql" (instructions + least-to-most/direct), or dail/chat/act-completion
-    schema_style: str = ""          # styles.py name (table-column, create-eot, code, kg...); "" = as kg_schema says
-    example_rows: int = 0           # ACT-SQL's c example rows after each table (formatted prompts)
-    shots: int = 0                  # few-shot examples picked from the pool (K); 0 = none
-    example_selection: str = "masked-similarity"  # kgsql.examples selector name
-    static_shots: int = 0           # ACT-SQL's ns fixed examples (with example_selection "hybrid")
-    example_organisation: str = "sql-only"  # "full": each example shown with its own database's schema
-    auto_cot: bool = False          # examples answer with ACT-SQL's auto chain-of-thought
-    preliminary_sql: bool = False   # DAIL selection: a zero-shot draft SQL steers which examples are picked
-    rewrite: bool = True            # with history: rewrite the question to stand alone (else concatenate)
-    spatial_function_list: tuple[str, ...] = ()  # fixed SDBMS functions (SSpa) instead of per-question choice
-    tip_kinds: tuple[str, ...] = () # keep only these tip kinds (SSpa: no_such_table/_column, ambiguous_column)
-    show_failed_query: bool = True  # correction rounds also show the query that failed (SSpa: tips only)
-
-
-@dataclass
-class _Candidate:
-    """One generated query and how it ran; ``rank``: 2 rows, 1 ran empty, 0 failed."""
-
-    sql: str
-    result: QueryResult | None
-    error: str | None
-
-    @property
-    def rank(self) -> int:
-        if self.error is not None or self.result is None:
-            return 0
-        return 2 if self.result.rows else 1
-
-
-@dataclass
-class Answer:
-    """Everything about one answer: the SQL, its rows, and how it was made."""
-
-    question: str
-    db: str
-    standalone: str = ""  # the question as asked after multi-turn rewriting ("" without history)
-    sql: str = ""
-    columns: list[str] = field(default_factory=list)
-    rows: list[tuple[Any, ...]] = field(default_factory=list)
-    truncated: bool = False
-    error: str | None = None
-    evidence: str = ""
-    evidence_source: str = "none"
-    selected_schema: str = ""
-    selection: dict[str, Any] = field(default_factory=dict)
-    tips: list[str] = field(default_factory=list)
-    candidates: list[str] = field(default_factory=list)
-    examples: list[str] = field(default_factory=list)  # ids of the pool examples shown
-    rounds: int = 0
-    repaired: int = 0  # candidates written by join repair (no model call)
-    prompts: list[dict[str, Any]] = field(default_factory=list)
-    tokens: dict[str, int] = field(default_factory=dict)
-    latency_s: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def finish(self, trace: Trace, started: float) -> "Answer":
-        """Record the calls, their tokens and the time since ``started`` (``time.perf_counter``)."""
-        self.prompts = trace.to_list()
-        self.tokens = {"prompt": trace.prompt_tokens, "completion": trace.completion_tokens,
-                       "cached": trace.cached_tokens, "total": trace.prompt_tokens + trace.completion_tokens}
-        self.latency_s = time.perf_counter() - started
-        return self
-
-    def records(self) -> list[dict[str, Any]]:
-        """Rows as dicts, ready for ``pandas.DataFrame(answer.records())``."""
-        return [dict(zip(self.columns, row)) for row in self.rows]
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["rows"] = [list(r) for r in self.rows]
-        return d
 
 
 class Retriever(Protocol):
@@ -144,38 +50,6 @@ class Retriever(Protocol):
 
 
 ExampleProvider = Callable[[str, DatabaseSchema], Sequence[tuple[str, str]]]
-
-
-def check_question(question: str) -> str:
-    """Refuse empty and absurdly long questions before any model is asked."""
-    if not isinstance(question, str) or not question.strip():
-        raise InputError("the question is empty")
-    q = " ".join(question.split())
-    if len(q) > MAX_QUESTION_CHARS:
-        raise InputError(f"the question is {len(q)} characters long; the limit is {MAX_QUESTION_CHARS}")
-    return q
-
-
-def check_options(options: MethodOptions) -> MethodOptions:
-    """Refuse unknown format/style/selection/organisation names when a method is built,
-    not later as an error in every answer."""
-    from kgsql.examples.select import available_selectors
-    from kgsql.generate.formats import available_formats
-    from kgsql.generate.shots import ORGANISATIONS
-    from kgsql.generate.styles import get_style
-
-    if options.question_format != "kgsql" and options.question_format not in available_formats():
-        raise UnknownNameError(f"unknown question format '{options.question_format}'; known: kgsql, "
-                               + ", ".join(available_formats()))
-    if options.schema_style:
-        get_style(options.schema_style)
-    if options.example_selection not in available_selectors():
-        raise UnknownNameError(f"unknown example selection '{options.example_selection}'; known: "
-                               + ", ".join(available_selectors()))
-    if options.example_organisation not in ORGANISATIONS:
-        raise UnknownNameError(f"unknown example organisation '{options.example_organisation}'; known: "
-                               + ", ".join(ORGANISATIONS))
-    return options
 
 
 class Text2SQL:
@@ -204,13 +78,11 @@ class Text2SQL:
         self._retriever = retriever
         self._selector: Any = None
         self._autocot: Any = None
-        self._schemas: dict[str, DatabaseSchema] = {}
+        self.schemas = GraphSchemas(graph)  # each database read from the graph once
 
     # -- knowledge -----------------------------------------------------------
     def schema(self, db: str) -> DatabaseSchema:
-        if db not in self._schemas:
-            self._schemas[db] = self.graph.schema(db)
-        return self._schemas[db]
+        return self.schemas(db)
 
     @property
     def retriever(self) -> Retriever | None:
@@ -234,7 +106,7 @@ class Text2SQL:
     def selector(self) -> Any:
         """The pool's example selector (built on first use), or None without a pool."""
         if self._selector is None and self.pool is not None:
-            from kgsql.examples.select import get_selector
+            from kgsql.fewshot.select import get_selector
 
             self._selector = get_selector(self.options.example_selection, self.pool, encoder=self._encoder,
                                           n_static=self.options.static_shots)
@@ -243,7 +115,7 @@ class Text2SQL:
     @property
     def autocot(self) -> Any:
         if self._autocot is None and self.pool is not None:
-            from kgsql.examples.cot import AutoCoT
+            from kgsql.fewshot.cot import AutoCoT
 
             self._autocot = AutoCoT(self.pool, self._encoder)
         return self._autocot
@@ -280,7 +152,7 @@ class Text2SQL:
         """``options.shots`` pool examples for this question (none without a pool)."""
         if self.options.shots <= 0 or self.selector is None:
             return []
-        from kgsql.examples.select import ExampleQuery
+        from kgsql.fewshot.select import ExampleQuery
 
         query = ExampleQuery(question, schema, tuple(v.value for v in values), preliminary)
         picks = self.selector.select(query, self.options.shots)
@@ -441,7 +313,7 @@ class Text2SQL:
         result: QueryResult | None = None
         error: str | None = None
         failed = ""  # the last candidate's text and problem, shown in the next round
-        best: _Candidate | None = None
+        best: Candidate | None = None
         rounds = max(1, opts.max_rounds) if opts.tips else 1
         with CheckContext(schema, question, timeout_s=opts.timeout_s, max_rows=opts.max_rows) as ctx:
             for round_no in range(1, rounds + 1):
@@ -456,7 +328,7 @@ class Text2SQL:
                 else:
                     answer.candidates.append(sql)
                     result, error, new = self._check(ctx, sql, last=round_no == rounds)
-                    candidate = _Candidate(sql, result, error)
+                    candidate = Candidate(sql, result, error)
                     if best is None or candidate.rank >= best.rank:
                         best = candidate
                 if opts.tip_kinds:

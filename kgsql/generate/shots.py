@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from kgsql.errors import UnknownNameError
-from kgsql.examples.pool import ExamplePool, PoolExample
+from kgsql.fewshot.pool import ExamplePool, PoolExample
 from kgsql.generate.formats import Shot
 from kgsql.generate.styles import render_schema
 

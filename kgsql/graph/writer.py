@@ -246,7 +246,8 @@ def _write_all(tx: Tx, schema: DatabaseSchema, digest: str) -> None:
     tx.run("tables_prune", database=db, keep=[t["key"] for t in tables])
     tx.run("links_clear", database=db)
     fks = [
-        {"from_key": column_key(db, fk.table, fk.column), "to_key": column_key(db, fk.ref_table, fk.ref_column)}
+        {"from_key": column_key(db, fk.table, fk.column), "to_key": column_key(db, fk.ref_table, fk.ref_column),
+         "origin": fk.origin, "coverage": fk.coverage}
         for fk in schema.foreign_keys
     ]
     for batch in iter_batches(fks, BATCH_SIZE):

@@ -28,12 +28,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source", type=Path, help="a .sqlite file or a folder holding them")
     p.add_argument("--name", help="database name in the graph (default: file stem); one database only")
     p.add_argument("--descriptions", type=Path, help="folder of BIRD-style <table>.csv column descriptions")
-    p.add_argument("--profile", type=Path, help="YAML ingestion profile (see ingest/README.md)")
+    p.add_argument("--profile", type=Path, help="YAML ingestion profile (see profiles/README.md)")
     p.add_argument("--graph", help="Bolt URI of a Neo4j-compatible server (default: KGSQL_GRAPH_URI or embedded)")
     p.add_argument("--graph-user", help="graph user (default: KGSQL_GRAPH_USER / NEO4J_USERNAME)")
     add_graph_password_arguments(p)
     p.add_argument("--graph-database", help="graph database name on a multi-database server")
     p.add_argument("--sample-rows", type=positive_int, default=100_000, help="rows per table scanned for statistics")
+    p.add_argument("--discover-joins", choices=("auto", "on", "off"), default="auto",
+                   help="add joins found in the data (inclusion dependencies) as discovered join edges; "
+                   "auto: only where the declared foreign keys cannot connect the tables (default)")
     p.add_argument("--force", action="store_true", help="rewrite even if the database is unchanged")
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -61,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
                 force=args.force,
                 progress=not args.no_progress and not args.json,
                 keep_going=args.source.is_dir(),
+                discover_joins=args.discover_joins,
             )
             graph = {
                 "uri": store.uri,
@@ -100,6 +104,9 @@ def _human_summary(s: dict) -> str:
     ]
     if s["errors"]:
         lines.append(f"  not ingested {len(s['errors'])}: {', '.join(e['database'] for e in s['errors'])}")
+    for db, joins in s["discovered_joins"].items():
+        lines.append(f"  {db}: {len(joins)} join(s) discovered in the data: "
+                     + "; ".join(f"{j['from']} -> {j['to']}" for j in joins))
     for db, fks in s["dangling_foreign_keys"].items():
         lines.append(f"  {db}: {len(fks)} foreign key(s) reference missing tables/columns: {'; '.join(fks)}")
     return "\n".join(lines)

@@ -22,6 +22,7 @@ from typing import Any, Iterable, TypeVar
 from kgsql.errors import IngestInProgressError, InputError, KgsqlError
 from kgsql.graph.store import GraphStore
 from kgsql.graph.writer import WriteResult, write_schema
+from kgsql.ingest.discover import add_discovered_joins
 from kgsql.ingest.knowledge import enrich
 from kgsql.ingest.reader import DEFAULT_SAMPLE_ROWS, read_database, require_databases
 from kgsql.schema.model import DatabaseSchema
@@ -41,6 +42,8 @@ class IngestReport:
     changed: int = 0
     unchanged: int = 0
     dangling_foreign_keys: dict[str, list[str]] = field(default_factory=dict)
+    #: joins found in the data: ``{db: [{"from": "t.c", "to": "t.c", "coverage": 0.98}]}``
+    discovered_joins: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     read_seconds: float = 0.0
     write_seconds: float = 0.0
     seconds: float = 0.0
@@ -83,13 +86,16 @@ def read_sources(
     progress: bool = False,
     report: IngestReport | None = None,
     keep_going: bool = False,
+    discover_joins: str = "auto",
 ) -> list[DatabaseSchema]:
     """Phase one: read and enrich every database under ``source`` (no graph writes).
 
     Warnings go to ``report.warnings`` (to the ``kgsql.ingest`` logger without
     a report). With ``keep_going`` and a ``report``, a database that cannot be
     read is recorded there (``report.fail``) and skipped; otherwise the first
-    error is raised.
+    error is raised. ``discover_joins`` (auto | on | off): add the joins found in
+    the data (``kgsql.ingest.discover``); auto where the declared keys are too few
+    to connect the tables.
     """
     if sample_rows < 1:
         raise InputError(f"sample_rows must be a positive number of rows, not {sample_rows}")
@@ -106,6 +112,7 @@ def read_sources(
         try:
             schema = read_database(path, name, sample_rows=sample_rows)
             enriched = enrich(schema, path, descriptions_dir=descriptions_dir, profile_path=profile_path, warn=warn)
+            found = add_discovered_joins(enriched, path, discover_joins)
         except KgsqlError as exc:
             if report is None or not keep_going:
                 raise
@@ -117,6 +124,8 @@ def read_sources(
             )
         seen[schema.name] = path
         schemas.append(enriched)
+        if found and report is not None:
+            report.discovered_joins[enriched.name] = [j.to_dict() for j in found]
     return schemas
 
 
@@ -131,6 +140,7 @@ def ingest(
     force: bool = False,
     progress: bool = False,
     keep_going: bool = False,
+    discover_joins: str = "auto",
 ) -> IngestReport:
     """Read every database under ``source`` then write each into ``store``.
 
@@ -148,6 +158,7 @@ def ingest(
         progress=progress,
         report=report,
         keep_going=keep_going,
+        discover_joins=discover_joins,
     )
     report.read_seconds = time.perf_counter() - t0
     t1 = time.perf_counter()

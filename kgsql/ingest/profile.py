@@ -4,7 +4,7 @@ A profile says what a database's tables and columns mean when the file
 itself cannot: descriptions, geographic scope, value explanations, derived
 expressions (``eligible free rate = frpm."Free Meal Count (K-12)" /
 frpm."Enrollment (K-12)"``), and where BIRD-style description CSVs live. The
-format is documented in ``ingest/README.md`` (shipped as ``kgsql.profiles``).
+format is documented in ``profiles/README.md`` (shipped as ``kgsql.profiles``).
 
 :func:`load_profile` validates the YAML strictly (types, unknown keys,
 duplicate keys) and reports problems as ``file:line: key.path: problem`` so a

@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------
-# Bundled profiles (package kgsql.profiles = repo folder ingest/)
+# Bundled profiles (package kgsql.profiles = repo folder profiles/)
 # --------------------------------------------------------------------------
 
 

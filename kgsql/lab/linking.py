@@ -77,24 +77,14 @@ class Bench:
     unresolved: list[tuple[str, str, list[str]]] = field(default_factory=list)
 
 
-def _sqlite_schema(path: Path) -> DatabaseSchema:
-    from kgsql.ingest.reader import read_database
-
-    schema = read_database(path)
-    try:
-        from kgsql.ingest.knowledge import enrich
-    except ImportError:  # pragma: no cover - ingest without enrichment
-        return schema
-    return enrich(schema, path)
-
-
 def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None,
                cache_dir: Path, column_meanings: str | None = None, *, with_evidence: bool = False) -> Bench:
     """Questions, schemas, database files and resolved gold schemas of a dataset.
 
     ``with_evidence``: each question is followed by its evidence (BIRD's hints), as a system given
     that knowledge would see it."""
-    from kgsql.eval.tables_json import apply_column_meanings, load_column_meanings, load_schemas, write_empty_sqlite
+    from kgsql.ingest.sources import SqliteSchemas, TablesJsonSchemas
+    from kgsql.ingest.tables_json import apply_column_meanings, load_column_meanings, write_empty_sqlite
 
     benchmark = get_benchmark(dataset)
     ds = benchmark.load(data_dir, split)
@@ -103,10 +93,11 @@ def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None
     schemas: dict[str, DatabaseSchema] = {}
     paths: dict[str, str | None] = {}
     if benchmark.schema_source == "sqlite":
+        files = SqliteSchemas(files={db: ds.db_path(db) for db in db_ids}, enrich=True)
         for db in db_ids:
-            p = ds.db_path(db)
+            p = files.path(db)
             if p is not None:
-                schemas[db] = _sqlite_schema(Path(p))
+                schemas[db] = files(db)
                 paths[db] = str(p)
     else:
         if ds.tables_file is None:
@@ -115,7 +106,8 @@ def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None
             raise InputError(f"no tables.json next to the {dataset} questions in {data_dir}")
         find_descriptions = benchmark.descriptions_dir
         desc_root = find_descriptions(Path(data_dir), ds.split) if find_descriptions is not None else None
-        schemas = load_schemas(ds.tables_file, desc_root, db_ids)
+        source = TablesJsonSchemas(ds.tables_file, desc_root)
+        schemas = {db: source(db) for db in db_ids if db in source}
         for db in db_ids:
             p = ds.db_path(db)
             if p is None and db in schemas:  # BIRD dev: build an empty SQLite from the schema

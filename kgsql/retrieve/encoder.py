@@ -27,6 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from kgsql.errors import KgsqlError
+from kgsql.registry import Registry
 from kgsql.retrieve.text import STOPWORDS, words
 
 
@@ -293,12 +294,10 @@ class ColbertAIEncoder(Encoder):
 # --------------------------------------------------------------------------- registry
 
 EncoderFactory = Callable[..., Encoder]
-_REGISTRY: dict[str, EncoderFactory] = {
-    "minilm": MiniLMEncoder,
-    "hash": HashEncoder,
-    "pylate": PylateEncoder,
-    "colbert-ai": ColbertAIEncoder,
-}
+ENCODERS: Registry[EncoderFactory] = Registry("encoder", error=EncoderUnavailableError, sorted_names=True)
+for _name, _factory in {"minilm": MiniLMEncoder, "hash": HashEncoder, "pylate": PylateEncoder,
+                        "colbert-ai": ColbertAIEncoder}.items():
+    ENCODERS.register(_name, _factory)
 _INSTANCES: dict[tuple[str, tuple[tuple[str, Any], ...]], Encoder] = {}
 _INSTANCES_LOCK = threading.Lock()
 DEFAULT_ENCODER = "minilm"
@@ -306,19 +305,18 @@ DEFAULT_ENCODER = "minilm"
 
 def register_encoder(name: str, factory: EncoderFactory) -> None:
     """Make ``get_encoder(name, ...)`` build encoders with ``factory``."""
-    _REGISTRY[name] = factory
+    ENCODERS.register(name, factory)
 
 
 def available_encoders() -> list[str]:
-    return sorted(_REGISTRY)
+    return ENCODERS.names()
 
 
 def get_encoder(name: str = DEFAULT_ENCODER, **kwargs: Any) -> Encoder:
     """The encoder registered as ``name``, built once per process per argument set."""
-    if name not in _REGISTRY:
-        raise EncoderUnavailableError(f"unknown encoder '{name}'; known: {', '.join(available_encoders())}")
+    factory = ENCODERS.get(name)
     key = (name, tuple(sorted(kwargs.items())))
     with _INSTANCES_LOCK:
         if key not in _INSTANCES:
-            _INSTANCES[key] = _REGISTRY[name](**kwargs)
+            _INSTANCES[key] = factory(**kwargs)
         return _INSTANCES[key]

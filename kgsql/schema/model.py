@@ -67,6 +67,8 @@ class ForeignKey:
     column: str
     ref_table: str
     ref_column: str
+    origin: str = "declared"  # "declared" in the database, or "discovered" from its data (ingest/discover.py)
+    coverage: float | None = None  # discovered: share of the column's values found in the target
 
 
 @dataclass

@@ -37,6 +37,8 @@ __all__ = [
     "analyse",
     "is_natural",
     "parse_sqlite",
+    "columns_of",
+    "output_names",
     "resolve",
     "scopes",
     "sources",
@@ -96,7 +98,7 @@ class Source:
     shown: tuple[str, ...] = ()  # its column names as spelt, for did-you-mean hints
 
 
-def _output_names(query: exp.Expression) -> list[str] | None:
+def output_names(query: exp.Expression) -> list[str] | None:
     """Column names a CTE/derived table exposes; None when unknown (``*``, unnamed)."""
     holder = query.parent
     alias = holder.args.get("alias") if isinstance(holder, (exp.CTE, exp.Subquery)) else None
@@ -116,7 +118,7 @@ def sources(scope: Scope, names: SchemaNames) -> dict[str, Source]:
     for alias, (_node, source) in scope.selected_sources.items():
         key = alias.lower()
         if isinstance(source, Scope):
-            selects = _output_names(source.expression)
+            selects = output_names(source.expression)
             cols = None if selects is None else frozenset(s.lower() for s in selects)
             out[key] = Source(alias, None, cols, alias, tuple(s for s in selects or () if s))
         elif isinstance(source, exp.Table) and isinstance(source.this, exp.Identifier):
@@ -129,6 +131,18 @@ def sources(scope: Scope, names: SchemaNames) -> dict[str, Source]:
         else:  # a table-valued function or something sqlglot cannot name
             out[key] = Source(alias or "?", None, None, alias)
     return out
+
+
+def columns_of(scope: Scope) -> list[exp.Column]:
+    """The column references of ``scope``: sqlglot's ``scope.columns`` plus unqualified ones in
+    HAVING, which sqlglot leaves out (they might name a SELECT alias; :func:`resolve` checks)."""
+    found = list(scope.columns)
+    if isinstance(scope.expression, exp.Select) and scope.expression.args.get("having") is not None:
+        seen = {id(c) for c in found}
+        for column in scope.expression.args["having"].find_all(exp.Column):
+            if id(column) not in seen and column.find_ancestor(exp.Select) is scope.expression:
+                found.append(column)
+    return found
 
 
 def is_natural(join: exp.Expression) -> bool:
@@ -231,14 +245,14 @@ def analyse(tree: exp.Expression, names: SchemaNames) -> list[Problem]:
     for scope in scopes(tree):
         srcs = cache.setdefault(id(scope), sources(scope, names))
         in_scope = tuple(f"{s.label}.{c}" for s in srcs.values() for c in s.shown)
-        for column in scope.columns:
+        for column in columns_of(scope):
             if isinstance(column.this, exp.Star) or not column.name:
                 continue
             if isinstance(scope.expression, exp.Select) and column.find_ancestor(exp.Select) is not scope.expression:
                 continue  # a subquery's column: its own scope reports it
             if isinstance(scope.expression, exp.SetOperation) and not column.table:
                 # ORDER BY of a UNION names the result columns of its first SELECT
-                if column.name.lower() in {n.lower() for n in _output_names(scope.expression) or ()}:
+                if column.name.lower() in {n.lower() for n in output_names(scope.expression) or ()}:
                     continue
             status, found = resolve(column, scope, names, cache)
             if status == "ok":

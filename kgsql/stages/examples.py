@@ -14,7 +14,7 @@ from kgsql.stages.state import QuestionState
 
 @dataclass
 class PickExamples:
-    """``shots`` examples from ``pool`` by a registered selector (``kgsql.examples.select``)."""
+    """``shots`` examples from ``pool`` by a registered selector (``kgsql.fewshot.select``)."""
 
     pool: Any = None
     shots: int = 5
@@ -24,7 +24,7 @@ class PickExamples:
     _selector: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        from kgsql.examples.select import available_selectors
+        from kgsql.fewshot.select import available_selectors
         from kgsql.errors import UnknownNameError
 
         if self.selection not in available_selectors():
@@ -34,7 +34,7 @@ class PickExamples:
     @property
     def selector(self) -> Any:
         if self._selector is None and self.pool is not None:
-            from kgsql.examples.select import get_selector
+            from kgsql.fewshot.select import get_selector
 
             self._selector = get_selector(self.selection, self.pool, encoder=self.encoder)
         return self._selector
@@ -42,7 +42,7 @@ class PickExamples:
     def run(self, state: QuestionState) -> None:
         if self.shots <= 0 or self.selector is None:
             return
-        from kgsql.examples.select import ExampleQuery
+        from kgsql.fewshot.select import ExampleQuery
 
         query = ExampleQuery(state.question, state.full, tuple(v.value for v in state.values))
         picks = self.selector.select(query, self.shots)

@@ -17,7 +17,8 @@ from typing import Any, Callable, Sequence
 
 from kgsql.correct.loop import LoopOptions
 from kgsql.errors import InputError, KgsqlError
-from kgsql.generate.pipeline import Answer, check_question
+from kgsql.generate.answer import Answer, check_question
+from kgsql.ingest.sources import GraphSchemas
 from kgsql.stages.evidence import USER_EVIDENCE_MODES, GatherEvidence
 from kgsql.stages.examples import PickExamples
 from kgsql.stages.generate import GenerateSQL
@@ -92,7 +93,7 @@ class StagedMethod:
         self.stages = list(stages)
         self.options = options
         self.rewrite = rewrite
-        self._schemas: dict[str, Any] = {}
+        self.schemas = GraphSchemas(graph)  # each database read from the graph once
 
     @classmethod
     def one_call(cls, graph: Any, lm: Any, options: OneCallOptions = OneCallOptions(), *, pool: Any = None,
@@ -111,9 +112,7 @@ class StagedMethod:
         return cls(graph, lm, stages, options=options, rewrite=options.rewrite)
 
     def schema(self, db: str) -> Any:
-        if db not in self._schemas:
-            self._schemas[db] = self.graph.schema(db)
-        return self._schemas[db]
+        return self.schemas(db)
 
     def ask(self, question: str, db: str, evidence: str | None = None,
             history: Sequence[str] | None = None) -> Answer:

@@ -27,7 +27,7 @@ class ValueHit:
 
 @dataclass
 class QuestionState:
-    """The blackboard of one question; ``answer`` (a ``pipeline.Answer``) is filled last."""
+    """The blackboard of one question; ``answer`` (a ``generate.answer.Answer``) is filled last."""
 
     question: str
     db: str

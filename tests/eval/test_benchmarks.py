@@ -65,7 +65,7 @@ def load_tiny(data_dir: str | Path, split: str = "test") -> Dataset:
 
 
 def tiny_pool(data_dir: Path) -> Any:
-    from kgsql.examples.pool import ExamplePool
+    from kgsql.fewshot.pool import ExamplePool
 
     return ExamplePool.from_dataset(load_tiny(data_dir, "train"))
 

@@ -7,7 +7,7 @@ import pytest
 
 from golden import assert_golden, messages_text
 from kgsql.errors import UnknownNameError
-from kgsql.examples.pool import ExamplePool, PoolExample
+from kgsql.fewshot.pool import ExamplePool, PoolExample
 from kgsql.generate.formats import ACT_SYSTEM, PromptParts, Shot, available_formats, format_prompt
 from kgsql.generate.shots import make_shots
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table

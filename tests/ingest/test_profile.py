@@ -15,7 +15,7 @@ from kgsql.ingest.profile_apply import apply_profile, bundled_profiles, find_bun
 from kgsql.schema.model import Column, DatabaseSchema, Table
 
 SPATIAL = Path("/work/shared/data/spatial")
-README = Path(__file__).resolve().parents[2] / "ingest" / "README.md"
+README = Path(__file__).resolve().parents[2] / "profiles" / "README.md"
 
 
 def schools() -> DatabaseSchema:
@@ -322,7 +322,7 @@ def test_bundled_profiles_load() -> None:
 
 def test_readme_example_is_valid(tmp_path: Path) -> None:
     block = re.search(r"## Format\s+```yaml\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    assert block, "ingest/README.md lost its format example"
+    assert block, "profiles/README.md lost its format example"
     text = "\n".join(l for l in block.group(1).splitlines() if not l.startswith(("descriptions_dir", "region_csv")))
     profile = load_profile(write(tmp_path, text))
     merged = apply_profile(schools(), profile)

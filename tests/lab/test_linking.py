@@ -191,3 +191,11 @@ def test_method_stats_merge_equals_adding_every_question_to_one() -> None:
     a.merge(b)
     assert a.summary() == one.summary()
     assert a.misses == {"whole_table": 1, "column_of_selected_table": 1, "value_only": 1}
+
+
+def test_gold_schema_sees_unqualified_having_columns() -> None:
+    """sqlglot's scope.columns leaves HAVING's unqualified columns out; the shared resolver adds them."""
+    g = gold_schema("SELECT singer_id FROM concert GROUP BY singer_id HAVING max(year) > 2000", SCHEMA)
+    assert g.columns == {("concert", "singer_id"), ("concert", "Year")}
+    alias = gold_schema("SELECT country, count(*) AS n FROM singer GROUP BY country HAVING n > 1", SCHEMA)
+    assert alias.ok

@@ -17,7 +17,7 @@ import pytest
 
 from golden import assert_golden
 from kgsql.errors import UnknownNameError
-from kgsql.examples.pool import ExamplePool, PoolExample, SqliteSchemas
+from kgsql.fewshot.pool import ExamplePool, PoolExample, SqliteSchemas
 from kgsql.generate.pipeline import Text2SQL
 from kgsql.llm.scripted import ScriptedLM
 from kgsql.methods import KGSQL_ABLATIONS, available_methods, build, get_method

@@ -54,7 +54,7 @@ def load_spider(
 
 def training_pool(data_dir: Path) -> Any:
     """Spider's training questions beside dev (``POOL_FILES``) as an example pool, or None."""
-    from kgsql.examples.pool import ExamplePool
+    from kgsql.fewshot.pool import ExamplePool
 
     for name in POOL_FILES:
         if (data_dir / name).is_file():

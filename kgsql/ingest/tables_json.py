@@ -136,13 +136,16 @@ def load_schemas(tables_json: str | os.PathLike[str], descriptions_root: str | o
     """All schemas of a tables.json file; BIRD descriptions from ``<root>/<db>/database_description``."""
     entries = load_tables_json(tables_json)
     wanted = set(db_ids) if db_ids is not None else None
-    out: dict[str, DatabaseSchema] = {}
-    for db_id, entry in entries.items():
-        if wanted is not None and db_id not in wanted:
-            continue
-        desc = load_descriptions(Path(descriptions_root) / db_id / "database_description") if descriptions_root else None
-        out[db_id] = schema_from_entry(entry, desc or None)
-    return out
+    return {db_id: schema_with_descriptions(entry, descriptions_root)
+            for db_id, entry in entries.items() if wanted is None or db_id in wanted}
+
+
+def schema_with_descriptions(entry: dict[str, Any],
+                             descriptions_root: str | os.PathLike[str] | None) -> DatabaseSchema:
+    """One tables.json entry as a schema, with ``<root>/<db>/database_description`` CSVs where given."""
+    db_id = entry["db_id"]
+    desc = load_descriptions(Path(descriptions_root) / db_id / "database_description") if descriptions_root else None
+    return schema_from_entry(entry, desc or None)
 
 
 # --------------------------------------------------------------------------- column meanings

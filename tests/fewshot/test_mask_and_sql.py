@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import SCHEMAS
-from kgsql.examples.mask import mask_question, norm_word
-from kgsql.examples.sqlparts import skeleton_similarity, sql_literal, sql_skeleton, sql_values
+from kgsql.fewshot.mask import mask_question, norm_word
+from kgsql.fewshot.sqlparts import skeleton_similarity, sql_literal, sql_skeleton, sql_values
 
 
 @pytest.mark.parametrize("question,db,values,expected", [

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from kgsql.errors import UnknownNameError
-from kgsql.examples.pool import ExamplePool, PoolExample
+from kgsql.fewshot.pool import ExamplePool, PoolExample
 from kgsql.schema.model import Column, DatabaseSchema, Table
 
 

@@ -18,16 +18,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from kgsql.errors import InputError, UnknownNameError
+from kgsql.errors import InputError
+from kgsql.ingest.sources import FirstOf, GraphSchemas, SchemaSource, SqliteSchemas, no_schemas
 from kgsql.schema.model import DatabaseSchema
 
-SchemaSource = Callable[[str], DatabaseSchema]
-"""``db_id -> DatabaseSchema``; raises UnknownNameError for an unknown database."""
+__all__ = ["ExamplePool", "FirstOf", "GraphSchemas", "PoolExample", "SchemaSource", "SqliteSchemas"]
 
 
 @dataclass(frozen=True)
@@ -40,79 +39,13 @@ class PoolExample:
     id: str = ""
 
 
-class SqliteSchemas:
-    """Schemas read straight from ``<db_dir>/<db_id>/<db_id>.sqlite`` (or ``<db_dir>/<db_id>.sqlite``).
-
-    The same reader ingest uses, without statistics, so example schemas look
-    like graph schemas without ingesting a whole training set into the graph.
-    """
-
-    def __init__(self, db_dir: str | os.PathLike[str]) -> None:
-        self.db_dir = Path(db_dir)
-        self._cache: dict[str, DatabaseSchema] = {}
-        self._lock = threading.Lock()
-
-    def path(self, db_id: str) -> Path | None:
-        for p in (self.db_dir / db_id / f"{db_id}.sqlite", self.db_dir / f"{db_id}.sqlite"):
-            if p.is_file():
-                return p
-        return None
-
-    def __call__(self, db_id: str) -> DatabaseSchema:
-        with self._lock:
-            if db_id in self._cache:
-                return self._cache[db_id]
-        p = self.path(db_id)
-        if p is None:
-            raise UnknownNameError(f"no SQLite file for database '{db_id}' under {self.db_dir}")
-        from kgsql.ingest.reader import read_database
-
-        schema = read_database(p, name=db_id, with_stats=False)
-        with self._lock:
-            self._cache[db_id] = schema
-        return schema
-
-
-class GraphSchemas:
-    """Schemas of databases ingested into a SchemaGraph."""
-
-    def __init__(self, graph: Any) -> None:
-        self.graph = graph
-        self._cache: dict[str, DatabaseSchema] = {}
-
-    def __call__(self, db_id: str) -> DatabaseSchema:
-        if db_id not in self._cache:
-            self._cache[db_id] = self.graph.schema(db_id)
-        return self._cache[db_id]
-
-
-class FirstOf:
-    """Try several schema sources in order (e.g. the graph, then SQLite files)."""
-
-    def __init__(self, *sources: SchemaSource) -> None:
-        self.sources = [s for s in sources if s is not None]
-
-    def __call__(self, db_id: str) -> DatabaseSchema:
-        errors = []
-        for source in self.sources:
-            try:
-                return source(db_id)
-            except Exception as exc:  # noqa: BLE001 - any source may fail its own way
-                errors.append(str(exc))
-        raise UnknownNameError(f"no schema for database '{db_id}': " + "; ".join(errors or ["no sources"]))
-
-
-def _no_schemas(db_id: str) -> DatabaseSchema:
-    raise UnknownNameError(f"this example pool has no schema source (asked for '{db_id}')")
-
-
 @dataclass
 class ExamplePool:
     """Examples plus where their schemas come from."""
 
     examples: list[PoolExample]
     name: str = "pool"
-    schemas: SchemaSource = field(default=_no_schemas, repr=False)
+    schemas: SchemaSource = field(default=no_schemas, repr=False)
 
     def __post_init__(self) -> None:
         ids = [e.id for e in self.examples]
@@ -168,7 +101,7 @@ class ExamplePool:
             if not (isinstance(question, str) and isinstance(sql, str) and isinstance(db_id, str)):
                 raise InputError(f"{origin}: example {i} needs string fields question, sql (or query) and db_id")
             examples.append(PoolExample(" ".join(question.split()), sql.strip(), db_id, str(r.get("id", i))))
-        return cls(examples, name=name, schemas=schemas or _no_schemas)
+        return cls(examples, name=name, schemas=schemas or no_schemas)
 
     @classmethod
     def from_spider(cls, path: str | os.PathLike[str], *, db_dir: str | os.PathLike[str] | None = None,
@@ -208,18 +141,6 @@ class ExamplePool:
         examples = [PoolExample(" ".join(e.question.split()), e.gold[0].strip(), e.db_id, f"{e.db_id}:{e.id}")
                     for e in dataset.examples if e.db_id not in drop and e.gold]
         if schemas is None:
-            from kgsql.ingest.reader import read_database
-
-            files = {k: v for k, v in dataset.db_files.items() if v is not None}
-            cache: dict[str, DatabaseSchema] = {}
-
-            def from_files(db_id: str) -> DatabaseSchema:
-                if db_id not in files:
-                    raise UnknownNameError(f"dataset has no SQLite file for '{db_id}'")
-                if db_id not in cache:
-                    cache[db_id] = read_database(files[db_id], name=db_id, with_stats=False)
-                return cache[db_id]
-
-            schemas = from_files
+            schemas = SqliteSchemas(files=dataset.db_files)
         label = name or f"{dataset.name}-{dataset.split}" + (f"-without-{'-'.join(sorted(drop))}" if drop else "")
         return cls(examples, name=label, schemas=schemas)

@@ -1,5 +1,5 @@
 """Where pool embeddings and auto-CoT strings are cached: ``$KGSQL_CACHE_DIR/examples``
-(or the platform's user cache dir, ``~/.cache/kgsql/examples`` on Linux).
+(or the platform's user cache dir, ``~/.cache/kgsql/fewshot`` on Linux).
 
 Embedding a 7000-question pool takes minutes on a CPU, and auto-CoT encodes
 every phrase of every question, so both are computed once per (pool content,

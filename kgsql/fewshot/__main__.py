@@ -1,7 +1,7 @@
-"""``python -m kgsql.examples precompute POOL``: fill the example caches ahead of a run.
+"""``python -m kgsql.fewshot precompute POOL``: fill the example caches ahead of a run.
 
-    python -m kgsql.examples precompute spider/train_7000.json          # masked + plain embeddings
-    python -m kgsql.examples precompute log.jsonl --db-dir dbs/ --cot   # and auto-CoT for every example
+    python -m kgsql.fewshot precompute spider/train_7000.json          # masked + plain embeddings
+    python -m kgsql.fewshot precompute log.jsonl --db-dir dbs/ --cot   # and auto-CoT for every example
 
 Embeddings of a 7000-question pool take a few CPU minutes; auto-CoT of a
 whole pool far longer (every phrase of every question is encoded), which is
@@ -18,7 +18,7 @@ from kgsql.errors import KgsqlError
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kgsql.examples", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m kgsql.fewshot", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     pre = sub.add_parser("precompute", help="embed a pool (and optionally explain it) into the cache")
@@ -28,9 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     pre.add_argument("--cot", action="store_true", help="also compute auto-CoT for every example (slow)")
     args = parser.parse_args(argv)
     try:
-        from kgsql.examples.cot import AutoCoT
-        from kgsql.examples.embed import PoolEmbeddings
-        from kgsql.examples.pool import ExamplePool, SqliteSchemas
+        from kgsql.fewshot.cot import AutoCoT
+        from kgsql.fewshot.embed import PoolEmbeddings
+        from kgsql.fewshot.pool import ExamplePool, SqliteSchemas
 
         schemas = SqliteSchemas(args.db_dir) if args.db_dir else None
         if args.pool.suffix == ".jsonl":

@@ -29,10 +29,10 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from kgsql.examples.cache import cache_file, load_json, save_json
-from kgsql.examples.embed import resolve_encoder
-from kgsql.examples.pool import ExamplePool, PoolExample
-from kgsql.examples.sqlparts import sql_literal, sql_values
+from kgsql.fewshot.cache import cache_file, load_json, save_json
+from kgsql.fewshot.embed import resolve_encoder
+from kgsql.fewshot.pool import ExamplePool, PoolExample
+from kgsql.fewshot.sqlparts import sql_literal, sql_values
 from kgsql.retrieve.text import split_identifier
 from kgsql.schema.model import DatabaseSchema
 

@@ -8,8 +8,8 @@ from typing import Sequence
 import numpy as np
 import pytest
 
-from kgsql.examples.cot import AutoCoT, build_cot, item_text, question_phrases, question_words, schema_items
-from kgsql.examples.pool import ExamplePool, PoolExample
+from kgsql.fewshot.cot import AutoCoT, build_cot, item_text, question_phrases, question_words, schema_items
+from kgsql.fewshot.pool import ExamplePool, PoolExample
 from kgsql.ingest.reader import read_database
 from kgsql.retrieve.encoder import Encoder, HashEncoder
 

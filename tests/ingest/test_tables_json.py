@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kgsql.eval.tables_json import load_schemas, schema_from_entry, write_empty_sqlite
+from kgsql.ingest.tables_json import load_schemas, schema_from_entry, write_empty_sqlite
 
 ENTRY = {
     "db_id": "shop",
@@ -60,7 +60,7 @@ def test_bird_descriptions_merged(tmp_path: Path) -> None:
 
 
 def test_column_meanings(tmp_path: Path) -> None:
-    from kgsql.eval.tables_json import apply_column_meanings, load_column_meanings
+    from kgsql.ingest.tables_json import apply_column_meanings, load_column_meanings
 
     (tmp_path / "m.json").write_text(json.dumps({
         "shop|orders|amt": '#"The amount paid, in euro."', "shop|orders|nope": "x", "bad key": "y"}))

@@ -8,10 +8,10 @@ import pytest
 
 from conftest import SCHEMAS, schemas
 from kgsql.errors import UnknownNameError
-from kgsql.examples.embed import PoolEmbeddings
-from kgsql.examples.kmeans import representatives
-from kgsql.examples.pool import ExamplePool, PoolExample
-from kgsql.examples.select import ExampleQuery, available_selectors, get_selector
+from kgsql.fewshot.embed import PoolEmbeddings
+from kgsql.fewshot.kmeans import representatives
+from kgsql.fewshot.pool import ExamplePool, PoolExample
+from kgsql.fewshot.select import ExampleQuery, available_selectors, get_selector
 from kgsql.retrieve.encoder import HashEncoder
 
 ENC = HashEncoder()

@@ -23,11 +23,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from kgsql.errors import UnknownNameError
-from kgsql.examples.embed import PoolEmbeddings, pool_embeddings
-from kgsql.examples.kmeans import representatives
-from kgsql.examples.pool import ExamplePool, PoolExample
-from kgsql.examples.sqlparts import skeleton_similarity
+from kgsql.registry import Registry
+from kgsql.fewshot.embed import PoolEmbeddings, pool_embeddings
+from kgsql.fewshot.kmeans import representatives
+from kgsql.fewshot.pool import ExamplePool, PoolExample
+from kgsql.fewshot.sqlparts import skeleton_similarity
 from kgsql.schema.model import DatabaseSchema
 
 __all__ = [
@@ -202,7 +202,8 @@ class HybridSelector(ExampleSelector):
 
 
 SelectorFactory = Callable[..., ExampleSelector]
-_SELECTORS: dict[str, SelectorFactory] = {
+SELECTORS: Registry[SelectorFactory] = Registry("example selection", sorted_names=True)
+for _name, _factory in {
     "none": lambda pool, **kw: NoExamples(pool),
     "random": RandomSelector,
     "question-similarity": lambda pool, **kw: SimilaritySelector(pool, **{**kw, "masked": False}),
@@ -210,20 +211,19 @@ _SELECTORS: dict[str, SelectorFactory] = {
     "dail": DailSelector,
     "static": StaticSelector,
     "hybrid": HybridSelector,
-}
+}.items():
+    SELECTORS.register(_name, _factory)
 
 
 def register_selector(name: str, factory: SelectorFactory) -> None:
     """Make ``get_selector(name, pool, ...)`` build selectors with ``factory(pool, **options)``."""
-    _SELECTORS[name] = factory
+    SELECTORS.register(name, factory)
 
 
 def available_selectors() -> list[str]:
-    return sorted(_SELECTORS)
+    return SELECTORS.names()
 
 
 def get_selector(name: str, pool: ExamplePool, **options: Any) -> ExampleSelector:
     """A selector over ``pool``; ``options`` (encoder, seed, tau, n_static, ...) go to its factory."""
-    if name not in _SELECTORS:
-        raise UnknownNameError(f"unknown example selection '{name}'; known: {', '.join(available_selectors())}")
-    return _SELECTORS[name](pool, **options)
+    return SELECTORS.get(name)(pool, **options)

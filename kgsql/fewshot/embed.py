@@ -11,11 +11,11 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from kgsql.examples.cache import cache_file, load_array
-from kgsql.examples.mask import MASK_VERSION, SchemaVocabulary, mask_question
-from kgsql.examples.pool import ExamplePool
+from kgsql.fewshot.cache import cache_file, load_array
+from kgsql.fewshot.mask import MASK_VERSION, SchemaVocabulary, mask_question
+from kgsql.fewshot.pool import ExamplePool
 from kgsql.paths import write_private
-from kgsql.examples.sqlparts import sql_values
+from kgsql.fewshot.sqlparts import sql_values
 from kgsql.schema.model import DatabaseSchema
 
 EMBED_VERSION = "e1"

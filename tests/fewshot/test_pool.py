@@ -10,7 +10,7 @@ import pytest
 
 from kgsql.errors import InputError, UnknownNameError
 from kgsql.eval.datasets import Example
-from kgsql.examples.pool import ExamplePool, FirstOf, PoolExample, SqliteSchemas
+from kgsql.fewshot.pool import ExamplePool, FirstOf, PoolExample, SqliteSchemas
 
 
 def _db(path: Path, script: str) -> Path:
@@ -84,7 +84,7 @@ def test_first_of_schema_sources(tmp_path: Path) -> None:
 
 
 def test_precompute_cli(tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from kgsql.examples.__main__ import main
+    from kgsql.fewshot.__main__ import main
 
     _db(tmp_path / "dbs" / "a.sqlite", "CREATE TABLE t (name TEXT, age INTEGER);")
     log = tmp_path / "log.jsonl"

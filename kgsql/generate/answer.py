@@ -1,0 +1,88 @@
+"""``Answer``: what one question produced (SQL, rows, prompts, tokens), and the question check.
+
+Every method (the staged default and the prompt-strategy pipeline) fills the
+same ``Answer``, so the CLI, the evaluator and the notebook API read one shape.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kgsql.db.guard import QueryResult
+from kgsql.errors import InputError
+from kgsql.llm.trace import Trace
+
+MAX_QUESTION_CHARS = 2000
+
+
+@dataclass
+class Candidate:
+    """One generated query and how it ran; ``rank``: 2 rows, 1 ran empty, 0 failed."""
+
+    sql: str
+    result: QueryResult | None
+    error: str | None
+
+    @property
+    def rank(self) -> int:
+        if self.error is not None or self.result is None:
+            return 0
+        return 2 if self.result.rows else 1
+
+
+@dataclass
+class Answer:
+    """Everything about one answer: the SQL, its rows, and how it was made."""
+
+    question: str
+    db: str
+    standalone: str = ""  # the question as asked after multi-turn rewriting ("" without history)
+    sql: str = ""
+    columns: list[str] = field(default_factory=list)
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    truncated: bool = False
+    error: str | None = None
+    evidence: str = ""
+    evidence_source: str = "none"
+    selected_schema: str = ""
+    selection: dict[str, Any] = field(default_factory=dict)
+    tips: list[str] = field(default_factory=list)
+    candidates: list[str] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)  # ids of the pool examples shown
+    rounds: int = 0
+    repaired: int = 0  # candidates written by join repair (no model call)
+    prompts: list[dict[str, Any]] = field(default_factory=list)
+    tokens: dict[str, int] = field(default_factory=dict)
+    latency_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def finish(self, trace: Trace, started: float) -> "Answer":
+        """Record the calls, their tokens and the time since ``started`` (``time.perf_counter``)."""
+        self.prompts = trace.to_list()
+        self.tokens = {"prompt": trace.prompt_tokens, "completion": trace.completion_tokens,
+                       "cached": trace.cached_tokens, "total": trace.prompt_tokens + trace.completion_tokens}
+        self.latency_s = time.perf_counter() - started
+        return self
+
+    def records(self) -> list[dict[str, Any]]:
+        """Rows as dicts, ready for ``pandas.DataFrame(answer.records())``."""
+        return [dict(zip(self.columns, row)) for row in self.rows]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["rows"] = [list(r) for r in self.rows]
+        return d
+
+
+def check_question(question: str) -> str:
+    """Refuse empty and absurdly long questions before any model is asked."""
+    if not isinstance(question, str) or not question.strip():
+        raise InputError("the question is empty")
+    q = " ".join(question.split())
+    if len(q) > MAX_QUESTION_CHARS:
+        raise InputError(f"the question is {len(q)} characters long; the limit is {MAX_QUESTION_CHARS}")
+    return q
