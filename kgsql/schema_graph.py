@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from kgsql.graph import queries
+from kgsql.graph.facts import list_facts, remove_facts
 from kgsql.graph.store import GraphStore
 from kgsql.ingest.pipeline import IngestReport, ingest
 from kgsql.retrieve.joins import JoinPath, join_path
+from kgsql.schema.facts import Fact
 from kgsql.schema.model import Column, DatabaseSchema, Table
 
 
@@ -49,8 +51,10 @@ class SchemaGraph:
         descriptions: str | os.PathLike[str] | None = None,
         profile: str | os.PathLike[str] | None = None,
         force: bool = False,
+        discover_joins: str = "auto",
     ) -> IngestReport:
-        """Ingest a SQLite file or folder; unchanged databases are left as they are."""
+        """Ingest a SQLite file or folder; unchanged databases are left as they are.
+        ``discover_joins``: auto | on | off (joins found in the data, ``kgsql.ingest.discover``)."""
         return ingest(
             self.store,
             source,
@@ -58,12 +62,33 @@ class SchemaGraph:
             descriptions_dir=Path(descriptions) if descriptions else None,
             profile_path=Path(profile) if profile else None,
             force=force,
+            discover_joins=discover_joins,
         )
+
+    def learn(self, question: str, sql: str, *, db: str) -> dict[str, Any]:
+        """Mine one past (question, SQL) pair of ``db`` into the graph (rules; a pair is mined once)."""
+        from kgsql.mining.learn import learn_one
+
+        return learn_one(self.store, question, sql, db).to_dict()
+
+    def knowledge(self, database: str, *, kind: str | None = None, origin: str | None = None) -> list[Fact]:
+        """What was mined about ``database`` (each fact with its provenance)."""
+        queries.require_database(self.store, database)
+        return list_facts(self.store, database, kind=kind, origin=origin)
+
+    def forget(self, database: str, *, keys: Sequence[str] = (), origin: str | None = None) -> int:
+        """Remove mined facts by key, or all of one origin (rule | llm); returns how many."""
+        queries.require_database(self.store, database)
+        return remove_facts(self.store, database, keys=keys, origin=origin)
 
     def drop(self, database: str) -> None:
         """Remove a database and all its knowledge from the graph."""
         queries.require_database(self.store, database)
-        self.store.write(lambda tx: tx.run("database_delete", name=database))
+        def work(tx):  # type: ignore[no-untyped-def]
+            tx.run("database_delete", name=database)
+            tx.run("knowledge_clear", name=database)
+
+        self.store.write(work)
 
     # -- reading -----------------------------------------------------------
     def databases(self) -> list[str]:

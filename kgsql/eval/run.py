@@ -31,7 +31,7 @@ from kgsql.eval.protocols import PAPER_SHOTS, cross_fold_groups, paper_table, pa
 from kgsql.eval.records import Record, RecordLog
 from kgsql.eval.report import summarize, write_report
 from kgsql.eval.replay import ReplayLM, Replaying
-from kgsql.eval.runner import RunSpec, ingest_databases, run_group, select_examples
+from kgsql.eval.runner import RunSpec, check_no_leakage, ingest_databases, run_group, select_examples
 from kgsql.eval.timing import format_breakdown, time_breakdown
 
 def _csv(text: str | None) -> list[str]:
@@ -235,6 +235,7 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
                     f"have no database file ({', '.join(sorted({e.db_id for e in missing})[:8])}"
                     f"{', ...' if len({e.db_id for e in missing}) > 8 else ''}); they are logged unscored")
             names = ingest_databases(graph, dataset, {e.db_id for e in examples}, prefix=args.graph_prefix, log=say)
+            check_no_leakage(graph, names, examples)
             fixed_pool = load_pool(args, dataset) if args.protocol == "single" else None
             for method, shots in plan:
                 if (shots and args.protocol == "single" and not benchmark.pool_from_other_databases

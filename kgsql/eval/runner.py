@@ -140,6 +140,35 @@ def ingest_databases(graph: Any, dataset: Dataset, db_ids: Iterable[str], *, pre
     return names
 
 
+def check_no_leakage(graph: Any, names: dict[str, str], examples: Iterable[Example]) -> None:
+    """Refuse to test questions the graph has learnt from (mined with their SQL): that would score memory.
+
+    A pair is known by its database, question and SQL (``kgsql.mining.history.pair_id``); a user who
+    mined part of a benchmark evaluates on the other part, or on a fresh ``--graph-prefix``."""
+    from kgsql.graph.facts import mined_pairs
+    from kgsql.mining.history import pair_id
+
+    store = getattr(graph, "store", None)
+    if store is None:
+        return
+    learnt: dict[str, set[str]] = {}
+    leaked = []
+    for e in examples:
+        name = names.get(e.db_id)
+        if name is None or not e.gold:
+            continue
+        if name not in learnt:
+            learnt[name] = mined_pairs(store, name, "rule") | mined_pairs(store, name, "llm")
+        ids = {pair_id(db, e.question, g) for db in {name, e.db_id} for g in e.gold}
+        if ids & learnt[name]:
+            leaked.append(e)
+    if leaked:
+        dbs = sorted({names[e.db_id] for e in leaked})
+        raise InputError(f"the graph has learnt {len(leaked)} of the questions under test from their SQL "
+                         f"(databases {', '.join(dbs[:5])}); test other questions, use another --graph-prefix, "
+                         f"or forget them: python -m kgsql.graph knowledge --db {dbs[0]} --remove-origin rule")
+
+
 # --------------------------------------------------------------------------- one question
 
 

@@ -1,4 +1,5 @@
-"""``python -m kgsql.graph status|start|stop|export``: manage the embedded graph server."""
+"""``python -m kgsql.graph status|start|stop|export|knowledge``: the embedded graph server, exports,
+and what was mined from query logs (``knowledge --db NAME``: list; ``--remove KEY`` / ``--remove-origin rule``)."""
 from __future__ import annotations
 
 import json
@@ -12,11 +13,16 @@ from kgsql.graph.embedded import default_graph_dir, ensure_server, running_serve
 
 def main(argv: list[str] | None = None) -> int:
     p = OneLineParser(prog="python -m kgsql.graph", description=__doc__)
-    p.add_argument("command", choices=["status", "start", "stop", "export"])
+    p.add_argument("command", choices=["status", "start", "stop", "export", "knowledge"])
     p.add_argument("--root", type=Path, default=None, help="embedded server folder (default: KGSQL_GRAPH_DIR or ~/.cache/kgsql/graph)")
     p.add_argument("--db", help="export: database name")
     p.add_argument("--out", type=Path, help="export: output file (.html, .svg or .png)")
-    p.add_argument("--graph", help="export: Bolt URI (default: embedded)")
+    p.add_argument("--graph", help="export, knowledge: Bolt URI (default: embedded)")
+    p.add_argument("--kind", help="knowledge: only facts of this kind (join, expression, value, usage, description)")
+    p.add_argument("--origin", help="knowledge: only facts found by this miner (rule, llm)")
+    p.add_argument("--remove", action="append", default=[], metavar="KEY", help="knowledge: remove the fact with this key")
+    p.add_argument("--remove-origin", metavar="ORIGIN", help="knowledge: remove every fact of this miner (rule, llm)")
+    p.add_argument("--json", action="store_true", help="knowledge: print JSON")
     args = p.parse_args(argv)
     root = args.root or default_graph_dir()
     try:
@@ -30,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"embedded graph server at {info.uri} ({state})")
         elif args.command == "stop":
             print("stopped" if stop_server(root) else "not running")
+        elif args.command == "knowledge":
+            if not args.db:
+                p.error("knowledge needs --db")
+            return _knowledge(args, root)
         else:
             if not args.db or not args.out:
                 p.error("export needs --db and --out")
@@ -45,6 +55,30 @@ def main(argv: list[str] | None = None) -> int:
     except KgsqlError as exc:
         print(f"kgsql.graph: error: {exc}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _knowledge(args, root: Path) -> int:  # type: ignore[no-untyped-def]
+    """List, or remove, what was mined about one database."""
+    from kgsql.graph.facts import list_facts, remove_facts
+    from kgsql.graph.queries import require_database
+    from kgsql.graph.store import GraphStore
+
+    with GraphStore.open(args.graph, embedded_root=root) as store:
+        require_database(store, args.db)
+        if args.remove or args.remove_origin:
+            n = remove_facts(store, args.db, keys=args.remove, origin=args.remove_origin)
+            print(f"removed {n} fact(s) from {args.db}")
+            return 0
+        facts = list_facts(store, args.db, kind=args.kind, origin=args.origin)
+    if args.json:
+        print(json.dumps([f.to_dict() for f in facts], indent=1))
+        return 0
+    for f in sorted(facts, key=lambda f: (f.kind, -f.count, f.subject)):
+        what = f"{f.subject} = {f.object}" if f.kind == "join" else f"{f.subject}: {f.object}".rstrip(": ")
+        said = f'  "{f.text}"' if f.text else ""
+        print(f"{f.kind:<11} {what}{said}  x{f.count}  [{f.origin}, {len(f.sources)} pair(s), {f.mined_at}]")
+    print(f"{len(facts)} fact(s) about {args.db}")
     return 0
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 from typing import Any
 
 from kgsql.errors import UnknownNameError
+from kgsql.graph.facts import list_facts
 from kgsql.graph.store import GraphStore
+from kgsql.schema.facts import apply_facts
 from kgsql.schema.model import (
     Column,
     ColumnStats,
@@ -85,7 +87,7 @@ def load_schema(store: GraphStore, database: str) -> DatabaseSchema:
         lt, lc = left.split(".", 1)
         rt, rc = right.split(".", 1)
         dangling.append(ForeignKey(lt, lc, rt, rc))
-    return DatabaseSchema(
+    schema = DatabaseSchema(
         name=database,
         tables=tables,
         foreign_keys=fks,
@@ -101,3 +103,4 @@ def load_schema(store: GraphStore, database: str) -> DatabaseSchema:
             )
         ],
     )
+    return apply_facts(schema, list_facts(store, database))  # knowledge mined from past questions

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from kgsql.cli_types import OneLineParser, positive_int
+from kgsql.cli_types import OneLineParser, non_negative_int, positive_int
 from kgsql.errors import KgsqlError
 from kgsql.secrets import add_graph_password_arguments, redact
 
@@ -25,7 +25,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Ingest a SQLite/SpatiaLite file, or a folder of them (e.g. Spider's database/), "
         "into the schema knowledge graph.",
     )
-    p.add_argument("source", type=Path, help="a .sqlite file or a folder holding them")
+    p.add_argument("source", type=Path, nargs="?",
+                   help="a .sqlite file or a folder holding them (optional with --history: mine already ingested databases)")
+    p.add_argument("--history", type=Path,
+                   help="a query log to learn from: Spider/BIRD JSON or JSONL of {question, sql, db_id[, evidence]}")
+    p.add_argument("--history-half", choices=("first", "second"),
+                   help="learn from one half of each database's pairs only (fixed by --seed); test on the other")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of --history-half (default 0)")
+    p.add_argument("--mine", choices=("rules", "llm", "both"), default="rules",
+                   help="how to mine --history: rules (sqlglot, exact, fast; default), llm (the model writes column "
+                   "knowledge and dependencies, every name checked), or both")
+    p.add_argument("--model", help="--mine llm|both: local model name (default KGSQL_LOCAL_MODEL or "
+                   "qwen2.5-coder-1.5b); with KGSQL_LLM_BASE_URL set, that endpoint is used")
     p.add_argument("--name", help="database name in the graph (default: file stem); one database only")
     p.add_argument("--descriptions", type=Path, help="folder of BIRD-style <table>.csv column descriptions")
     p.add_argument("--profile", type=Path, help="YAML ingestion profile (see profiles/README.md)")
@@ -44,17 +55,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.source is None and args.history is None:
+        parser.error("give a SOURCE to ingest, a --history to learn from, or both")
     from kgsql.graph.store import GraphStore
-    from kgsql.ingest.pipeline import ingest
+    from kgsql.ingest.pipeline import IngestReport, ingest
 
     try:
         t0 = time.perf_counter()
+        pairs = _history_pairs(args) if args.history else None  # a bad log fails before any write
         with GraphStore.open(
             args.graph, user=args.graph_user, password=args.graph_password, database=args.graph_database
         ) as store:
             connect_s = time.perf_counter() - t0
-            report = ingest(
+            report = IngestReport() if args.source is None else ingest(
                 store,
                 args.source,
                 name=args.name,
@@ -66,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                 keep_going=args.source.is_dir(),
                 discover_joins=args.discover_joins,
             )
+            mining = _mine(store, pairs, args, progress=not args.no_progress and not args.json) if pairs else None
             graph = {
                 "uri": store.uri,
                 "server": store.capabilities.server,
@@ -79,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     summary = report.to_dict()
     summary["graph"] = graph
+    if mining is not None:
+        summary["mining"] = mining
     for text in report.warnings:
         print(f"kgsql.ingest: warning: {_one_line(text)}", file=sys.stderr)
     for entry in report.errors:
@@ -88,6 +106,31 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(_human_summary(summary))
     return 1 if report.errors else 0
+
+
+def _history_pairs(args: argparse.Namespace) -> list:
+    from kgsql.mining.history import load_history, select_half
+
+    return select_half(load_history(args.history), args.history_half, args.seed)
+
+
+def _mine(store, pairs: list, args: argparse.Namespace, *, progress: bool) -> dict:  # type: ignore[no-untyped-def]
+    from kgsql.mining.learn import learn
+
+    lm = None
+    if args.mine != "rules":
+        import os
+
+        from kgsql.llm.config import ENV_BASE_URL
+        from kgsql.llm.factory import default_lm, local_server
+        from kgsql.llm.openai_lm import OpenAIChatLM
+
+        if args.model and not os.environ.get(ENV_BASE_URL):
+            srv = local_server(args.model)
+            lm = OpenAIChatLM(model=srv.model, base_url=srv.base_url, timeout_s=600.0)
+        else:
+            lm = default_lm()
+    return learn(store, pairs, miner=args.mine, lm=lm, progress=progress).to_dict()
 
 
 def _one_line(text: str) -> str:
@@ -109,6 +152,12 @@ def _human_summary(s: dict) -> str:
                      + "; ".join(f"{j['from']} -> {j['to']}" for j in joins))
     for db, fks in s["dangling_foreign_keys"].items():
         lines.append(f"  {db}: {len(fks)} foreign key(s) reference missing tables/columns: {'; '.join(fks)}")
+    m = s.get("mining")
+    if m:
+        kinds = ", ".join(f"{k} {n}" for k, n in m["facts_by_kind"].items()) or "none"
+        lines.append(f"Mined {m['mined']} of {m['pairs']} pair(s) ({m['already_mined']} already mined, "
+                     f"{sum(m['unknown_database'].values())} of databases not in the graph): "
+                     f"{m['new_facts']} new fact(s); seen: {kinds}; {m['seconds']:.2f}s")
     return "\n".join(lines)
 
 

@@ -406,3 +406,21 @@ def test_by_database_keeps_dataset_order_inside_a_database() -> None:
 
     ex = [Example(id=str(i), db_id=db, question="q", gold=["SELECT 1"]) for i, db in enumerate("abacb")]
     assert [e.id for e in by_database(ex)] == ["0", "2", "1", "4", "3"]
+
+
+def test_questions_the_graph_learnt_are_refused(spider_dir: Path, tmp_path: Path, schema_graph) -> None:
+    """Mining a question's SQL into the graph and then testing it would score memory: one clear error."""
+    from kgsql.errors import InputError
+    from kgsql.mining.history import pair_id
+    from kgsql.mining.learn import learn
+    from kgsql.mining.rules import Pair
+
+    args = spider_args(spider_dir, tmp_path / "run", "--limit", "2")
+    run_eval(args, lm=answering_lm(), graph=schema_graph, say=lambda s: None)  # ingests under the prefix
+    row = next(r for r in SPIDER_ROWS if r["db_id"] == "music")
+    name = f"{args.graph_prefix}music"
+    learn(schema_graph.store, [Pair(pair_id(name, row["question"], row["query"]), name, row["question"], row["query"])])
+    again = spider_args(spider_dir, tmp_path / "run2")
+    again.graph_prefix = args.graph_prefix
+    with pytest.raises(InputError, match="has learnt 1 of the questions under test"):
+        run_eval(again, lm=answering_lm(), graph=schema_graph, say=lambda s: None)

@@ -1,0 +1,93 @@
+"""Query logs to learn from: Spider/BIRD JSON or JSONL, with an explicit split.
+
+    pairs = load_history("train_7000.json")                 # Spider: db_id, question, query
+    pairs = load_history("dev.json")                        # BIRD: db_id, question, SQL, evidence
+    pairs = load_history("log.jsonl")                       # {"question", "sql", "db_id"[, "evidence"]}
+    learn, test = split_halves(pairs, seed=0)               # per database, half to mine, half to test
+
+A pair's ``id`` hashes its database, question and SQL, so mining the same log
+again skips what is already mined, and a test question can be checked against
+what was learnt (no leakage: mine one half, test on the other).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Sequence
+
+from kgsql.errors import InputError
+from kgsql.mining.rules import Pair
+
+HALVES = ("first", "second")
+
+
+def pair_id(db_id: str, question: str, sql: str) -> str:
+    return hashlib.sha1(f"{db_id}\x00{' '.join(question.split())}\x00{sql.strip()}".encode()).hexdigest()[:16]
+
+
+def _pair(row: Any, where: str) -> Pair:
+    if not isinstance(row, dict):
+        raise InputError(f"{where}: expected an object with db_id, question and sql (or query / SQL)")
+    sql = row.get("sql") or row.get("query") or row.get("SQL")
+    db_id, question = row.get("db_id"), row.get("question")
+    if not all(isinstance(v, str) and v.strip() for v in (sql, db_id, question)):
+        raise InputError(f"{where}: needs string fields db_id, question and sql (or query / SQL)")
+    evidence = row.get("evidence") if isinstance(row.get("evidence"), str) else ""
+    return Pair(pair_id(db_id, question, sql), db_id, " ".join(question.split()), sql.strip(), evidence)
+
+
+def load_history(path: str | os.PathLike[str]) -> list[Pair]:
+    """Every pair of a Spider/BIRD JSON list or a JSONL log; one clear error for anything else."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"history file not found: {p}")
+    text = p.read_text(encoding="utf-8", errors="replace")
+    if p.suffix == ".jsonl":
+        rows = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append((json.loads(line), f"{p}:{n}"))
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"{p}:{n}: not JSON ({exc.msg})") from None
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{p}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        if not isinstance(data, list):
+            raise InputError(f"{p}: expected a JSON list of question/SQL objects (or a .jsonl file)")
+        rows = [(row, f"{p}: item {i}") for i, row in enumerate(data)]
+    pairs = [_pair(row, where) for row, where in rows]
+    if not pairs:
+        raise InputError(f"{p}: no question/SQL pairs")
+    return pairs
+
+
+def split_halves(pairs: Sequence[Pair], seed: int = 0) -> tuple[list[Pair], list[Pair]]:
+    """Per database, a fixed random half (the first, to learn from) and the rest (to test on)."""
+    by_db: dict[str, list[Pair]] = defaultdict(list)
+    for pair in pairs:
+        by_db[pair.db_id].append(pair)
+    first: list[Pair] = []
+    second: list[Pair] = []
+    for db in sorted(by_db):
+        items = sorted(by_db[db], key=lambda x: x.id)
+        random.Random(f"{seed}:{db}").shuffle(items)
+        half = (len(items) + 1) // 2
+        first += items[:half]
+        second += items[half:]
+    return first, second
+
+
+def select_half(pairs: Sequence[Pair], half: str | None, seed: int = 0) -> list[Pair]:
+    """``half`` None: all pairs; "first"/"second": that half of :func:`split_halves`."""
+    if half is None:
+        return list(pairs)
+    if half not in HALVES:
+        raise InputError(f"history half '{half}': expected one of {', '.join(HALVES)}")
+    return split_halves(pairs, seed)[HALVES.index(half)]

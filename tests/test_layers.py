@@ -1,0 +1,61 @@
+"""The layer rule of docs/architecture.md, checked on every import line of kgsql/ (lazy ones included)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import kgsql
+
+#: Lowest first; a package may import its own layer and the ones below, never one above.
+LAYERS: list[set[str]] = [
+    {"errors", "paths", "secrets", "cli_types", "registry"},
+    {"schema", "db", "llm", "prompts"},
+    {"retrieve"},
+    {"sql"},
+    {"graph"},
+    {"ingest", "mining", "profiles", "cypher"},
+    {"schema_graph"},
+    {"fewshot"},
+    {"correct"},
+    {"generate"},
+    {"stages"},
+    {"methods"},
+    {"eval", "lab"},
+    {"ask", "demo", "__main__", "__init__"},
+]
+LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
+ROOT = Path(kgsql.__file__).parent
+
+
+def part_of(module: str) -> str:
+    """The top-level part of kgsql a module belongs to (``kgsql.db.guard`` -> ``db``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append(node.module)
+    return [m for m in out if m.startswith("kgsql.")]
+
+
+def test_every_part_of_kgsql_has_a_layer() -> None:
+    parts = {p.stem if p.is_file() else p.name for p in ROOT.iterdir()
+             if (p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").exists()))}
+    assert parts <= set(LAYER), f"parts without a layer: {sorted(parts - set(LAYER))}"
+
+
+def test_no_import_reaches_up() -> None:
+    upward = []
+    for path in sorted(ROOT.rglob("*.py")):
+        me = part_of(".".join(("kgsql", *path.relative_to(ROOT).with_suffix("").parts)))
+        for module in imports(path):
+            other = part_of(module)
+            if other in LAYER and LAYER[other] > LAYER[me]:
+                upward.append(f"{path.relative_to(ROOT)} imports {module}")
+    assert upward == []
