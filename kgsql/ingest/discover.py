@@ -5,18 +5,22 @@ join repair all walk the join graph. ``discover_joins`` proposes
 ``A -> B`` when
 
 * ``B`` is a unique column (a one-column primary key, or a column whose
-  sampled values are all distinct and not null),
-* ``A`` has a compatible type and (almost) every distinct value of ``A`` is a
-  value of ``B`` (``coverage``, over at most ``max_values`` distinct values per
-  column, so a large table stays cheap), and
-* the names agree: ``A`` is named like ``B`` or like ``B``'s table
-  (``singer_id`` -> ``singer.id``, ``Singer_ID`` -> ``singer.Singer_ID``);
-  containment alone is weak evidence (small integers are contained in every id
-  column), so an unrelated name needs full coverage of many values.
+  values are all distinct and not null),
+* (almost) every distinct value of ``A`` is a value of ``B`` (``coverage``,
+  over at most ``max_values`` sampled values of ``A``; ``B`` is read much
+  deeper, so a large table stays cheap), and
+* the names agree (:func:`name_score`: ``singer_id`` -> ``singer.id``,
+  ``stuid`` -> ``Student.StuID``, ``campus`` -> ``campuses.id``); containment
+  alone is weak evidence (small integers are contained in every id column), so
+  an unrelated name needs full coverage of many values, an id-like name and
+  the same type.
 
-Where a table is empty the data cannot decide; a strong name match to a
-primary key is then taken alone (coverage reported as ``None``). Each source
-column gets at most one target (the best-named, then the best-covered).
+Multi-column keys are matched column by column under the same names, with
+the tuples contained. Where a table is empty the data cannot decide; a strong
+name match to a primary key is then taken alone (coverage ``None``). Each
+source column gets at most one target; of two keys holding the same values
+(1:1) the one pointing at a declared key wins, and a join to a 1:1
+extension's key is pointed on at the key it extends.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kgsql.db.connect import Connection
+from kgsql.ingest.reader import quote_identifier
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
 
 #: Distinct values read per column (the first ones SQLite returns).
@@ -147,8 +152,8 @@ def name_score(column: str, ref_table: str, ref_column: str, *, ref_is_key: bool
 
 def _distinct(conn: Connection, table: str, column: str, limit: int) -> tuple[set[str], bool]:
     """Up to ``limit`` distinct non-null values (as canonical text) and whether that is all of them."""
-    q = f'SELECT DISTINCT "{column.replace(chr(34), chr(34) * 2)}" FROM "{table.replace(chr(34), chr(34) * 2)}" ' \
-        f'WHERE "{column.replace(chr(34), chr(34) * 2)}" IS NOT NULL LIMIT {limit + 1}'
+    col = quote_identifier(column)
+    q = f"SELECT DISTINCT {col} FROM {quote_identifier(table)} WHERE {col} IS NOT NULL LIMIT {limit + 1}"
     try:
         rows = conn.execute(q).fetchall()
     except Exception:  # noqa: BLE001 - an unreadable column is just not a candidate
@@ -169,7 +174,7 @@ def _row_count(conn: Connection, table: Table) -> int:
     if table.row_count is not None:
         return table.row_count
     try:
-        return int(conn.execute(f'SELECT count(*) FROM "{table.name.replace(chr(34), chr(34) * 2)}"').fetchone()[0])
+        return int(conn.execute(f"SELECT count(*) FROM {quote_identifier(table.name)}").fetchone()[0])
     except Exception:  # noqa: BLE001
         return 0
 
@@ -274,8 +279,8 @@ class _Discovery:
             return None
 
         def tuples(table: Table, columns: list[Column], limit: int) -> set[tuple[str, ...]]:
-            names = ", ".join('"' + c.name.replace('"', '""') + '"' for c in columns)
-            q = f'SELECT DISTINCT {names} FROM "{table.name.replace(chr(34), chr(34) * 2)}" LIMIT {limit}'
+            names = ", ".join(quote_identifier(c.name) for c in columns)
+            q = f"SELECT DISTINCT {names} FROM {quote_identifier(table.name)} LIMIT {limit}"
             try:
                 return {tuple(_canonical(v) for v in r) for r in self.conn.execute(q).fetchall()}
             except Exception:  # noqa: BLE001
@@ -338,7 +343,7 @@ def _to_roots(d: _Discovery, joins: list[DiscoveredJoin]) -> list[DiscoveredJoin
 
 
 def _not_null(conn: Connection, t: Table, c: Column) -> bool:
-    q = f'SELECT 1 FROM "{t.name.replace(chr(34), chr(34) * 2)}" WHERE "{c.name.replace(chr(34), chr(34) * 2)}" IS NULL LIMIT 1'
+    q = f"SELECT 1 FROM {quote_identifier(t.name)} WHERE {quote_identifier(c.name)} IS NULL LIMIT 1"
     try:
         return conn.execute(q).fetchone() is None
     except Exception:  # noqa: BLE001

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from kgsql.errors import InputError
 from kgsql.eval.datasets import available_benchmarks, get_benchmark
 from kgsql.eval.datasets.registry import split_help
 from kgsql.lab.stats import MethodStats, TokenMeter, collect, selection_stats
@@ -54,6 +55,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "e.g. 0.1:0.02,0.05:0.01,0.02:0.002 (one retrieval per question, reused)")
     parser.add_argument("--with-evidence", action="store_true",
                         help="append each question's evidence (BIRD's oracle knowledge) to it before retrieval")
+    parser.add_argument("--half", choices=("first", "second"), default=None,
+                        help="score one half of each database's questions only (fixed by --seed; "
+                             "kgsql.mining.history.split_halves)")
+    parser.add_argument("--learn", action="store_true",
+                        help="with --half: first mine the other half's gold SQL with the rules "
+                             "(joins, values, expressions) into the schemas, as a team's query log would")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --half (default 0)")
     parser.add_argument("--column-meanings", default=None,
                         help="extra column notes {'db|table|column': text} (BIRD: dev_2024/column_meaning_tasql.json)")
 
@@ -78,13 +86,18 @@ class Bench:
 
 
 def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None,
-               cache_dir: Path, column_meanings: str | None = None, *, with_evidence: bool = False) -> Bench:
+               cache_dir: Path, column_meanings: str | None = None, *, with_evidence: bool = False,
+               half: str | None = None, learn: bool = False, seed: int = 0) -> Bench:
     """Questions, schemas, database files and resolved gold schemas of a dataset.
 
     ``with_evidence``: each question is followed by its evidence (BIRD's hints), as a system given
-    that knowledge would see it."""
+    that knowledge would see it. ``half``: keep one half of each database's questions; ``learn``:
+    mine the other half's gold SQL into the schemas first (no question is both learnt and tested)."""
     from kgsql.ingest.sources import SqliteSchemas, TablesJsonSchemas
     from kgsql.ingest.tables_json import apply_column_meanings, load_column_meanings, write_empty_sqlite
+
+    if learn and half is None:
+        raise InputError("--learn needs --half (mine one half, test the other)")
 
     benchmark = get_benchmark(dataset)
     ds = benchmark.load(data_dir, split)
@@ -101,8 +114,6 @@ def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None
                 paths[db] = str(p)
     else:
         if ds.tables_file is None:
-            from kgsql.errors import InputError
-
             raise InputError(f"no tables.json next to the {dataset} questions in {data_dir}")
         find_descriptions = benchmark.descriptions_dir
         desc_root = find_descriptions(Path(data_dir), ds.split) if find_descriptions is not None else None
@@ -119,6 +130,11 @@ def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None
         meanings = load_column_meanings(column_meanings)
         for schema in schemas.values():
             apply_column_meanings(schema, meanings)
+    if half is not None:
+        tested, learnt = _halves(examples, half, seed)
+        if learn:
+            _learn_into(schemas, learnt)
+        examples = tested
     bench = Bench(schemas, paths, [])
     for e in examples:
         schema = schemas.get(e.db_id)
@@ -139,6 +155,38 @@ def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None
         question = f"{e.question} {e.evidence}".strip() if with_evidence and e.evidence else e.question
         bench.items.append(Item(e.id, e.db_id, question, chosen))
     return bench
+
+
+def _halves(examples: list[Any], half: str, seed: int) -> tuple[list[Any], list[Any]]:
+    """(the examples of ``half``, the other half), split per database as query logs are."""
+    from kgsql.mining.history import HALVES, pair_id, split_halves
+    from kgsql.mining.rules import Pair
+
+    by_id = {}
+    pairs = []
+    for e in examples:
+        if e.gold:
+            pair = Pair(pair_id(e.db_id, e.question, e.gold[0]) + f":{e.id}", e.db_id, e.question, e.gold[0])
+            by_id[pair.id] = e
+            pairs.append(pair)
+    halves = split_halves(pairs, seed)
+    keep = halves[HALVES.index(half)]
+    other = halves[1 - HALVES.index(half)]
+    return [by_id[p.id] for p in keep], [by_id[p.id] for p in other]
+
+
+def _learn_into(schemas: dict[str, DatabaseSchema], examples: list[Any]) -> None:
+    """Rule-mine the examples' gold SQL and merge the facts into their schemas."""
+    from kgsql.mining.rules import Pair, mine_pair
+    from kgsql.schema.facts import apply_facts
+
+    facts: dict[str, list[Any]] = {}
+    for e in examples:
+        schema = schemas.get(e.db_id)
+        if schema is not None:
+            facts.setdefault(e.db_id, []).extend(mine_pair(Pair(e.id, e.db_id, e.question, e.gold[0]), schema) or [])
+    for db, found in facts.items():
+        apply_facts(schemas[db], found)
 
 
 # --------------------------------------------------------------------------- equal token budget
@@ -217,8 +265,6 @@ def run_benchmark(bench: Bench, *, encoder: str = "minilm", cache_dir: Path | No
 
 def parse_sweep(text: str) -> list[tuple[float, float]]:
     """``"0.1:0.02,0.05:0.01"`` -> [(0.1, 0.02), (0.05, 0.01)]; a clear error for anything else."""
-    from kgsql.errors import InputError
-
     pairs = []
     for part in text.split(","):
         try:
@@ -294,7 +340,7 @@ def main(args: argparse.Namespace) -> int:
     cache_dir = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
     t0 = time.perf_counter()
     bench = load_bench(args.dataset, args.data_dir, args.split, args.limit, cache_dir, args.column_meanings,
-                       with_evidence=args.with_evidence)
+                       with_evidence=args.with_evidence, half=args.half, learn=args.learn, seed=args.seed)
     print(f"{args.dataset}: {len(bench.items)} questions with resolved gold, "
           f"{len(bench.unresolved)} unresolved, {len(bench.schemas)} databases ({time.perf_counter() - t0:.1f}s)")
     for qid, db, problems in bench.unresolved[:10]:

@@ -62,14 +62,16 @@ def apply_facts(schema: DatabaseSchema, facts: list[Fact]) -> DatabaseSchema:
     """Merge mined facts into ``schema`` in place (and return it).
 
     Joins not already known become foreign keys with ``origin="mined"``;
-    expressions become derived expressions; a value's literal joins its
-    column's value examples; descriptions are appended to empty ones only.
+    expressions become derived expressions; the literals questions compared
+    with a column lead its value examples (most asked first); descriptions
+    that add something are appended.
     Facts about tables or columns the schema no longer has are skipped."""
     columns = {f"{t.name}.{c.name}".lower(): c for t in schema.tables for c in t.columns}
     real = {f"{t.name}.{c.name}".lower(): (t.name, c.name) for t in schema.tables for c in t.columns}
     linked = {frozenset(((f.table + "." + f.column).lower(), (f.ref_table + "." + f.ref_column).lower()))
               for f in schema.foreign_keys}
     known_expressions = {d.expression for d in schema.derived}
+    asked: dict[str, dict[str, int]] = {}  # column -> literal -> how often questions used it
     for fact in facts:
         if fact.kind == "join":
             a, b = fact.subject.lower(), fact.object.lower()
@@ -83,11 +85,14 @@ def apply_facts(schema: DatabaseSchema, facts: list[Fact]) -> DatabaseSchema:
                 schema.derived.append(DerivedExpression(name, fact.object, "mined from past questions"))
                 known_expressions.add(fact.object)
         elif fact.kind == "value" and fact.subject.lower() in columns:
-            col = columns[fact.subject.lower()]
-            if fact.object and fact.object not in col.value_examples:
-                col.value_examples.append(fact.object)
+            asked.setdefault(fact.subject.lower(), {}).setdefault(fact.object, 0)
+            asked[fact.subject.lower()][fact.object] += fact.count
         elif fact.kind == "description" and fact.subject.lower() in columns:
             col = columns[fact.subject.lower()]  # mining kept it only if it adds to what was known
             if fact.text and fact.text.lower() not in col.description.lower():
                 col.description = f"{col.description} {fact.text}".strip()
+    for key, literals in asked.items():  # values people ask about come first: retrieval embeds only a few
+        col = columns[key]
+        first = [v for v, _ in sorted(literals.items(), key=lambda kv: -kv[1]) if v]
+        col.value_examples = first + [v for v in col.value_examples if v not in literals]
     return schema

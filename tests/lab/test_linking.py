@@ -199,3 +199,45 @@ def test_gold_schema_sees_unqualified_having_columns() -> None:
     assert g.columns == {("concert", "singer_id"), ("concert", "Year")}
     alias = gold_schema("SELECT country, count(*) AS n FROM singer GROUP BY country HAVING n > 1", SCHEMA)
     assert alias.ok
+
+
+def test_half_split_learns_only_from_the_other_half(tmp_path: Path) -> None:
+    """--half scores one half per database; --learn mines the other half's gold SQL into the schemas."""
+    from kgsql.eval.__main__ import main
+    from kgsql.lab.linking import load_bench
+
+    root = tmp_path / "bird"
+    root.mkdir()
+    (root / "dev_tables.json").write_text(json.dumps([{
+        "db_id": "club", "table_names_original": ["member", "event"], "table_names": ["member", "event"],
+        "column_names_original": [[-1, "*"], [0, "member_id"], [0, "first_name"], [0, "county"],
+                                  [1, "event_id"], [1, "host"]],
+        "column_names": [[-1, "*"], [0, "member id"], [0, "first name"], [0, "county"], [1, "event id"], [1, "host"]],
+        "column_types": ["text", "integer", "text", "text", "integer", "integer"], "primary_keys": [1, 4],
+        "foreign_keys": [],
+    }]))
+    rows = [{"question_id": i, "db_id": "club", "question": q, "evidence": "", "SQL": sql, "difficulty": "simple"}
+            for i, (q, sql) in enumerate([
+                ("Who lives in Fresno?", "SELECT first_name FROM member WHERE county = 'Fresno'"),
+                ("Members from Alameda?", "SELECT first_name FROM member WHERE county = 'Alameda'"),
+                ("Who hosted events?", "SELECT m.first_name FROM member m JOIN event e ON e.host = m.member_id"),
+                ("Which events were hosted by Ann?",
+                 "SELECT e.event_id FROM event e JOIN member m ON e.host = m.member_id WHERE m.first_name = 'Ann'"),
+            ])]
+    (root / "dev.json").write_text(json.dumps(rows))
+    plain = load_bench("bird", str(root), None, None, tmp_path / "cache", half="second")
+    learnt = load_bench("bird", str(root), None, None, tmp_path / "cache", half="second", learn=True)
+    first = load_bench("bird", str(root), None, None, tmp_path / "cache", half="first")
+    assert len(plain.items) == len(learnt.items) == 2 and len(first.items) == 2
+    assert {i.qid for i in plain.items}.isdisjoint({i.qid for i in first.items})
+    assert plain.schemas["club"].foreign_keys == []
+    assert sorted(i.qid for i in first.items) == ["1", "3"]  # seed 0: the half that is learnt
+    mined = learnt.schemas["club"]
+    assert [(f.table, f.column, f.ref_table, f.ref_column, f.origin) for f in mined.foreign_keys] == [
+        ("event", "host", "member", "member_id", "mined")]
+    assert mined.table("member").column("county").value_examples == ["Alameda"]  # not the tested 'Fresno'
+    assert mined.table("member").column("first_name").value_examples == ["Ann"]
+    with pytest.raises(Exception, match="--learn needs --half"):
+        load_bench("bird", str(root), None, None, tmp_path / "cache", learn=True)
+    assert main(["linking", "--dataset", "bird", "--data-dir", str(root), "--cache-dir", str(tmp_path / "cache"),
+                 "--half", "second", "--learn"]) == 0
