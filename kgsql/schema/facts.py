@@ -63,8 +63,11 @@ def apply_facts(schema: DatabaseSchema, facts: list[Fact]) -> DatabaseSchema:
 
     Joins not already known become foreign keys with ``origin="mined"``;
     expressions become derived expressions; the literals questions compared
-    with a column lead its value examples (most asked first); descriptions
-    that add something are appended.
+    with a column become its value examples where the data gave none (BIRD
+    without its files: +8.5 points of perfect linking recall; where the data
+    has values, its value index already finds them, and adding the asked ones
+    cost Spider 7 of 516 questions their perfect recall and gained none);
+    descriptions that add something are appended.
     Facts about tables or columns the schema no longer has are skipped."""
     columns = {f"{t.name}.{c.name}".lower(): c for t in schema.tables for c in t.columns}
     real = {f"{t.name}.{c.name}".lower(): (t.name, c.name) for t in schema.tables for c in t.columns}
@@ -91,8 +94,8 @@ def apply_facts(schema: DatabaseSchema, facts: list[Fact]) -> DatabaseSchema:
             col = columns[fact.subject.lower()]  # mining kept it only if it adds to what was known
             if fact.text and fact.text.lower() not in col.description.lower():
                 col.description = f"{col.description} {fact.text}".strip()
-    for key, literals in asked.items():  # values people ask about come first: retrieval embeds only a few
+    for key, literals in asked.items():  # only where the data gave no values (most asked first)
         col = columns[key]
-        first = [v for v, _ in sorted(literals.items(), key=lambda kv: -kv[1]) if v]
-        col.value_examples = first + [v for v in col.value_examples if v not in literals]
+        if not col.value_examples:
+            col.value_examples = [v for v, _ in sorted(literals.items(), key=lambda kv: -kv[1]) if v]
     return schema
