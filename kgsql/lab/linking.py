@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from kgsql.cli_types import non_negative_int
 from kgsql.errors import InputError
 from kgsql.eval.datasets import available_benchmarks, get_benchmark
 from kgsql.eval.datasets.registry import split_help
@@ -61,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--learn", action="store_true",
                         help="with --half: first mine the other half's gold SQL with the rules "
                              "(joins, values, expressions) into the schemas, as a team's query log would")
-    parser.add_argument("--seed", type=int, default=0, help="seed of --half (default 0)")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of --half (default 0)")
     parser.add_argument("--column-meanings", default=None,
                         help="extra column notes {'db|table|column': text} (BIRD: dev_2024/column_meaning_tasql.json)")
 
