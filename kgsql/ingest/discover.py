@@ -193,6 +193,7 @@ class _Discovery:
         self.max_values = max_values
         self.min_coverage = min_coverage
         self.rows = {t.name: _row_count(conn, t) for t in schema.tables}
+        self.keys = {t.name: _single_pk(t) for t in schema.tables}  # each table's one-column primary key
         self._values: dict[tuple[str, str, int], tuple[set[str], bool]] = {}
 
     def values(self, t: Table, c: Column, deep: bool = False) -> tuple[set[str], bool]:
@@ -214,7 +215,7 @@ class _Discovery:
         """Unique columns: (table, column, is the table's declared one-column key)."""
         out = []
         for t in self.schema.tables:
-            pk = _single_pk(t)
+            pk = self.keys[t.name]
             for c in t.columns:
                 if c.is_spatial or type_class(c.type) == "blob":
                     continue
@@ -231,7 +232,7 @@ class _Discovery:
         score = name_score(c.name, rt.name, rc.name, ref_is_key=declared)
         if rt is t and score < 3.0:
             return None  # a self-reference needs the key's own name (parent_id -> id does not qualify)
-        if c is _single_pk(t) and (score < 2.5 or not declared):
+        if c is self.keys[t.name] and (score < 2.5 or not declared):
             return None  # a table's own key refers only to another table's key (1:1), named so
         if not declared and 0 < score < 3.0:
             return None  # a column that merely happens to be unique: only its exact name refers to it
@@ -331,7 +332,7 @@ def _to_roots(d: _Discovery, joins: list[DiscoveredJoin]) -> list[DiscoveredJoin
     for j in joins:
         nxt = onward.get((j.ref_table, j.ref_column))
         if nxt is not None and (nxt.ref_table, nxt.ref_column) != (j.table, j.column) and \
-                j.ref_column == (_single_pk(tables[j.ref_table]) or Column("")).name:
+                j.ref_column == getattr(d.keys[j.ref_table], "name", None):
             t, rt = tables[j.table], tables[nxt.ref_table]
             c, rc = t.column(j.column), rt.column(nxt.ref_column)
             cov = d.coverage(t, c, rt, rc)
