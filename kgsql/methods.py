@@ -155,6 +155,7 @@ KGSQL_ABLATIONS: dict[str, dict[str, Any]] = {
     "whole-schema": dict(scope="selected"),
     "sdbms": dict(sdbms=False),
     "geo": dict(geo=False),
+    "knowledge": dict(knowledge=False),
 }
 for _part, _off in KGSQL_ABLATIONS.items():
     register_method(MethodSpec(f"kgsql-{_part}", OneCallOptions(**_off), f"kgsql without {_part}"))

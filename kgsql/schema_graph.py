@@ -97,9 +97,10 @@ class SchemaGraph:
     def database_info(self, database: str) -> dict[str, Any]:
         return queries.require_database(self.store, database)
 
-    def schema(self, database: str) -> DatabaseSchema:
-        """Everything stored about ``database`` as a DatabaseSchema."""
-        return queries.load_schema(self.store, database)
+    def schema(self, database: str, *, knowledge: bool = True) -> DatabaseSchema:
+        """Everything stored about ``database`` as a DatabaseSchema (``knowledge=False``: leave out
+        what was mined from past questions)."""
+        return queries.load_schema(self.store, database, knowledge=knowledge)
 
     def tables(self, database: str) -> list[str]:
         return [t.name for t in self.schema(database).tables]

@@ -71,6 +71,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "log the others unscored)")
     parser.add_argument("--seed", type=int, default=None,
                         help="with --limit: a fixed random sample of N (default: the first N)")
+    parser.add_argument("--half", choices=("first", "second"), default=None,
+                        help="only this half of each database's questions, split as `ingest --history "
+                             "--history-half` splits them (fixed by --half-seed): mine one half, test the other")
+    parser.add_argument("--half-seed", type=int, default=0, help="seed of --half (default 0, as ingest's --seed)")
     parser.add_argument("--questions-lang", choices=languages(), default="en",
                         help=language_help())
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
@@ -226,6 +230,10 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
             pool_of_questions = dataset.examples
             if getattr(args, "skip_missing_db", False):
                 pool_of_questions = [e for e in dataset.examples if dataset.db_path(e.db_id) is not None]
+            if getattr(args, "half", None):
+                from kgsql.mining.history import split_examples
+
+                pool_of_questions = split_examples(pool_of_questions, args.half, args.half_seed)[0]
             examples = select_examples(pool_of_questions, limit=args.limit, seed=args.seed, dbs=dbs)
             if not examples:
                 raise InputError(f"{dataset.name} {dataset.split}: no questions selected")
@@ -329,7 +337,8 @@ def _finish(args: argparse.Namespace, out: Path, cells: list[Cell], methods: lis
     sessions.append({"started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
                      "wall_s": round(time.time() - started, 1)})
     meta = {"argv": sys.argv[1:], "dataset": args.dataset, "data_dir": str(args.data_dir),
-            "protocol": args.protocol, "limit": args.limit, "seed": args.seed, "dbs": args.db,
+            "protocol": args.protocol, "limit": args.limit, "seed": args.seed,
+            "half": getattr(args, "half", None), "half_seed": getattr(args, "half_seed", 0), "dbs": args.db,
             "model": args.model or os.environ.get("KGSQL_LOCAL_MODEL") or "default",
             "overrides": overrides, "metric": metric, "method_registry": registry() is not None,
             "cells": results, "table": table, "sessions": sessions}

@@ -64,8 +64,9 @@ def _column_from(props: dict[str, Any]) -> Column:
     )
 
 
-def load_schema(store: GraphStore, database: str) -> DatabaseSchema:
-    """The whole stored knowledge of one database as a DatabaseSchema."""
+def load_schema(store: GraphStore, database: str, *, knowledge: bool = True) -> DatabaseSchema:
+    """The whole stored knowledge of one database as a DatabaseSchema (``knowledge=False``: without
+    what was mined from past questions, to measure what it adds)."""
     db = require_database(store, database)
     tables = []
     for row in store.run("schema_tables", database=database):
@@ -103,4 +104,6 @@ def load_schema(store: GraphStore, database: str) -> DatabaseSchema:
             )
         ],
     )
+    if not knowledge:
+        return schema
     return apply_facts(schema, list_facts(store, database))  # knowledge mined from past questions

@@ -121,12 +121,13 @@ class TablesJsonSchemas(_Cached):
 class GraphSchemas(_Cached):
     """Schemas of databases ingested into a graph (anything with ``schema(db_id)``)."""
 
-    def __init__(self, graph: Any) -> None:
+    def __init__(self, graph: Any, *, knowledge: bool = True) -> None:
         super().__init__()
         self.graph = graph
+        self.knowledge = knowledge  # False: without what was mined from past questions
 
     def _read(self, db_id: str) -> DatabaseSchema:
-        return self.graph.schema(db_id)
+        return self.graph.schema(db_id) if self.knowledge else self.graph.schema(db_id, knowledge=False)
 
 
 class FirstOf:

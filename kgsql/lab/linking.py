@@ -132,7 +132,9 @@ def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None
         for schema in schemas.values():
             apply_column_meanings(schema, meanings)
     if half is not None:
-        tested, learnt = _halves(examples, half, seed)
+        from kgsql.mining.history import split_examples
+
+        tested, learnt = split_examples(examples, half, seed)
         if learn:
             _learn_into(schemas, learnt)
         examples = tested
@@ -156,24 +158,6 @@ def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None
         question = f"{e.question} {e.evidence}".strip() if with_evidence and e.evidence else e.question
         bench.items.append(Item(e.id, e.db_id, question, chosen))
     return bench
-
-
-def _halves(examples: list[Any], half: str, seed: int) -> tuple[list[Any], list[Any]]:
-    """(the examples of ``half``, the other half), split per database as query logs are."""
-    from kgsql.mining.history import HALVES, pair_id, split_halves
-    from kgsql.mining.rules import Pair
-
-    by_id = {}
-    pairs = []
-    for e in examples:
-        if e.gold:
-            pair = Pair(pair_id(e.db_id, e.question, e.gold[0]) + f":{e.id}", e.db_id, e.question, e.gold[0])
-            by_id[pair.id] = e
-            pairs.append(pair)
-    halves = split_halves(pairs, seed)
-    keep = halves[HALVES.index(half)]
-    other = halves[1 - HALVES.index(half)]
-    return [by_id[p.id] for p in keep], [by_id[p.id] for p in other]
 
 
 def _learn_into(schemas: dict[str, DatabaseSchema], examples: list[Any]) -> None:

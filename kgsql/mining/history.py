@@ -84,6 +84,28 @@ def split_halves(pairs: Sequence[Pair], seed: int = 0) -> tuple[list[Pair], list
     return first, second
 
 
+def split_examples(examples: Sequence[Any], half: str, seed: int = 0) -> tuple[list[Any], list[Any]]:
+    """(the examples to test: ``half``, the examples to learn from: the other half).
+
+    Benchmark examples (``db_id``, ``question``, ``gold``) split as :func:`split_halves` splits the
+    same questions read as a history file, so ``ingest --history-half first`` and ``eval run --half
+    second`` never meet. A tested question whose pair is also learnt (a benchmark's duplicates) is
+    left out; examples without gold SQL are in neither half."""
+    if half not in HALVES:
+        raise InputError(f"half '{half}': expected one of {', '.join(HALVES)}")
+    pairs: list[Pair] = []
+    owner: dict[int, Any] = {}
+    for e in examples:
+        if e.gold:
+            pair = Pair(pair_id(e.db_id, e.question, e.gold[0]), e.db_id, " ".join(e.question.split()), e.gold[0])
+            owner[id(pair)] = e
+            pairs.append(pair)
+    halves = split_halves(pairs, seed)
+    tested, learnt = halves[HALVES.index(half)], halves[1 - HALVES.index(half)]
+    learnt_ids = {p.id for p in learnt}
+    return [owner[id(p)] for p in tested if p.id not in learnt_ids], [owner[id(p)] for p in learnt]
+
+
 def select_half(pairs: Sequence[Pair], half: str | None, seed: int = 0) -> list[Pair]:
     """``half`` None: all pairs; "first"/"second": that half of :func:`split_halves`."""
     if half is None:

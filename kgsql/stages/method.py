@@ -31,6 +31,7 @@ from kgsql.stages.state import QuestionState, Stage
 class OneCallOptions:
     """kgsql's default method, one field per decision (the stage that reads it in brackets)."""
 
+    knowledge: bool = True           # [select] what was mined from past questions (ingest --history)
     scope: str = "database"          # [select] "database": whole schema (cached prefix); "selected": pruned
     schema_style: str = "code-values"  # [render] a kgsql.generate.styles name
     value_examples: int = 3          # [render] per column, kg style only
@@ -93,7 +94,8 @@ class StagedMethod:
         self.stages = list(stages)
         self.options = options
         self.rewrite = rewrite
-        self.schemas = GraphSchemas(graph)  # each database read from the graph once
+        # each database read from the graph once
+        self.schemas = GraphSchemas(graph, knowledge=getattr(options, "knowledge", True))
 
     @classmethod
     def one_call(cls, graph: Any, lm: Any, options: OneCallOptions = OneCallOptions(), *, pool: Any = None,

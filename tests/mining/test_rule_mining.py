@@ -1,13 +1,14 @@
 """Rule mining: the exact facts a (question, SQL) pair states, on the shipped example's schema."""
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
 import pytest
 
 from kgsql.ingest.reader import read_database
-from kgsql.mining.history import load_history, pair_id, select_half, split_halves
+from kgsql.mining.history import load_history, pair_id, select_half, split_examples, split_halves
 from kgsql.mining.rules import Pair, mine_pair
 from kgsql.schema.facts import Fact, apply_facts
 
@@ -85,6 +86,27 @@ def test_history_formats_ids_and_halves(tmp_path: Path) -> None:
     assert sorted(p.id for p in first + second) == sorted(p.id for p in pairs)
     assert (len([p for p in first if p.db_id == "x"]), len([p for p in first if p.db_id == "y"])) == (4, 2)
     assert split_halves(pairs, seed=3) == (first, second) and select_half(pairs, "second", 3) == second
+
+
+def test_benchmark_halves_are_the_history_files_halves(tmp_path: Path) -> None:
+    """``eval run --half second`` tests exactly what ``ingest --history-half first`` did not learn."""
+    from types import SimpleNamespace
+
+    rows = [{"db_id": db, "question": f"q{i} about {db}?", "query": f"SELECT {i}"}
+            for db in ("x", "y") for i in range(7)]
+    rows.append(dict(rows[0]))  # a benchmark's duplicate: learnt in one half, so tested in neither
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(rows))
+    examples = [SimpleNamespace(db_id=r["db_id"], question=r["question"], gold=[r["query"]]) for r in rows]
+    examples.append(SimpleNamespace(db_id="x", question="no gold", gold=[]))
+    learnt = {p.id for p in select_half(load_history(path), "first", seed=5)}
+    tested, other = split_examples(examples, "second", seed=5)
+    ids = [pair_id(e.db_id, e.question, e.gold[0]) for e in tested]
+    assert ids and not set(ids) & learnt and {pair_id(e.db_id, e.question, e.gold[0]) for e in other} == learnt
+    assert set(ids) | learnt == {pair_id(r["db_id"], r["question"], r["query"]) for r in rows}
+    assert all(e.gold for e in tested + other)
+    with pytest.raises(Exception, match="expected one of first, second"):
+        split_examples(examples, "third")
 
 
 @pytest.mark.parametrize("text,expected", [
