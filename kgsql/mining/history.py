@@ -32,7 +32,8 @@ def pair_id(db_id: str, question: str, sql: str) -> str:
 def _pair(row: Any, where: str) -> Pair:
     if not isinstance(row, dict):
         raise InputError(f"{where}: expected an object with db_id, question and sql (or query / SQL)")
-    sql = row.get("sql") or row.get("query") or row.get("SQL")
+    # Spider's files carry "sql" as a parsed tree beside the "query" string: take the first string
+    sql = next((v for v in (row.get("sql"), row.get("query"), row.get("SQL")) if isinstance(v, str)), None)
     db_id, question = row.get("db_id"), row.get("question")
     if not all(isinstance(v, str) and v.strip() for v in (sql, db_id, question)):
         raise InputError(f"{where}: needs string fields db_id, question and sql (or query / SQL)")

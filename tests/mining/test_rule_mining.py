@@ -92,7 +92,7 @@ def test_benchmark_halves_are_the_history_files_halves(tmp_path: Path) -> None:
     """``eval run --half second`` tests exactly what ``ingest --history-half first`` did not learn."""
     from types import SimpleNamespace
 
-    rows = [{"db_id": db, "question": f"q{i} about {db}?", "query": f"SELECT {i}"}
+    rows = [{"db_id": db, "question": f"q{i} about {db}?", "query": f"SELECT {i}", "sql": {"select": [False, []]}}
             for db in ("x", "y") for i in range(7)]
     rows.append(dict(rows[0]))  # a benchmark's duplicate: learnt in one half, so tested in neither
     path = tmp_path / "dev.json"
