@@ -118,7 +118,13 @@ def main(argv: list[str] | None = None) -> int:
             data.pop("prompts")
         print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     else:
-        if args.trace:
+        if args.trace and answer.steps:  # agent mode: the episode, step by step
+            for step in answer.steps:
+                for key in ("thought", "action", "error", "observation"):
+                    if step.get(key):
+                        print(f"{key.capitalize()}: {step[key]}")
+                print()
+        elif args.trace:
             for step in answer.prompts:
                 print(f"----- {step['step']} prompt -----\n{step['messages'][-1]['content']}\n"
                       f"----- {step['step']} response -----\n{step['response']}\n")

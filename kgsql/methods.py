@@ -28,6 +28,8 @@ the switches that tell them apart. Registered:
 * ``kgsql-<part>``: kgsql without that one part (``value-hints``,
   ``join-hints``, ``hints``, ``values``, ``examples``, ``correction``, ``repair``, ``vote``,
   ``cache-layout``, ``whole-schema``, ``sdbms``, ``geo``)
+* ``agent``     Interactive-T2S: the model looks the schema up through the graph's
+  tools (``kgsql.agent``), one per round, and finishes with ``Done(sql)``
 * ``kgsql-classic``  the first kgsql pipeline: knowledge selection, unified KG
   schema, three LLM evidence steps, least-to-most, schema tips
 
@@ -39,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from kgsql.agent.method import AgentMethod, AgentOptions
 from kgsql.errors import UnknownNameError
 from kgsql.generate.pipeline import MethodOptions, Text2SQL
 from kgsql.registry import Registry
@@ -57,7 +60,7 @@ class MethodSpec:
     """A named method: pipeline options plus a one-line description."""
 
     name: str
-    options: MethodOptions | OneCallOptions  # OneCallOptions: a staged method (kgsql.stages)
+    options: MethodOptions | OneCallOptions | AgentOptions  # staged (kgsql.stages) / agent (kgsql.agent)
     description: str = ""
 
     @property
@@ -108,7 +111,7 @@ def get_method(name: str) -> MethodSpec:
 
 
 def build(name: str, graph: Any, lm: Any, pool: Any = None, *, retriever: Any = None, encoder: Any = None,
-          **overrides: Any) -> Text2SQL | StagedMethod:
+          **overrides: Any) -> Text2SQL | StagedMethod | AgentMethod:
     """A ``Text2SQL`` running method ``name``; ``overrides`` replace option fields (e.g. ``shots=1``).
 
     A method that uses examples runs zero-shot when ``pool`` is None."""
@@ -119,6 +122,8 @@ def build(name: str, graph: Any, lm: Any, pool: Any = None, *, retriever: Any = 
         raise UnknownNameError(f"unknown option(s) {', '.join(unknown)} for method '{name}' "
                                f"(known: {', '.join(sorted(known))})")
     options = replace(spec.options, **overrides) if overrides else spec.options
+    if isinstance(options, AgentOptions):
+        return AgentMethod(graph, lm, options, retriever=retriever, encoder=encoder)
     if isinstance(options, OneCallOptions):
         return StagedMethod.one_call(graph, lm, options, pool=pool, retriever=retriever, encoder=encoder)
     return Text2SQL(graph, lm, retriever=retriever, options=options, pool=pool, encoder=encoder)
@@ -160,6 +165,9 @@ KGSQL_ABLATIONS: dict[str, dict[str, Any]] = {
 for _part, _off in KGSQL_ABLATIONS.items():
     register_method(MethodSpec(f"kgsql-{_part}", OneCallOptions(**_off), f"kgsql without {_part}"))
 
+register_method(MethodSpec("agent", AgentOptions(),
+                           "agent: the model looks the schema up through the graph's tools, one per round "
+                           "(Interactive-T2S)"))
 register_method(MethodSpec("kgsql-classic", _options(KGSQL_EXAMPLES),
                            "the first kgsql pipeline: selection, unified KG schema, LLM evidence, least-to-most, tips"))
 

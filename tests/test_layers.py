@@ -18,9 +18,9 @@ LAYERS: list[set[str]] = [
     {"fewshot"},
     {"correct"},
     {"generate"},
-    {"stages"},
+    {"stages", "agent"},
     {"methods"},
-    {"eval", "lab"},
+    {"eval", "lab", "mcp"},
     {"ask", "demo", "__main__", "__init__"},
 ]
 LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}

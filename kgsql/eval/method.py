@@ -56,11 +56,12 @@ def available_methods() -> list[str]:
 
 def _option_fields() -> dict[str, Any]:
     """Defaults of every option name some method knows (the method itself refuses the others when built)."""
+    from kgsql.agent.method import AgentOptions
     from kgsql.generate.options import MethodOptions
     from kgsql.stages.method import OneCallOptions
 
     defaults: dict[str, Any] = {}
-    for f in [*fields(OneCallOptions), *fields(MethodOptions)]:
+    for f in [*fields(OneCallOptions), *fields(MethodOptions), *fields(AgentOptions)]:
         if f.default is not MISSING:
             defaults[f.name] = f.default
         elif f.default_factory is not MISSING:  # type: ignore[misc]

@@ -214,6 +214,8 @@ def answer_record(example: Example, dataset: Dataset, answer: Any, *, timeout_s:
         "calls": [call_record(p) for p in prompts],
         "repaired": getattr(answer, "repaired", 0),
     })
+    if getattr(answer, "steps", None):  # agent mode: every thought, action and observation
+        rec.extra["agent_steps"] = list(answer.steps)
     selection = getattr(answer, "selection", None) or {}
     if selection.get("tables"):
         rec.extra["selection"] = selected_names(selection)

@@ -52,6 +52,7 @@ class Answer:
     examples: list[str] = field(default_factory=list)  # ids of the pool examples shown
     rounds: int = 0
     repaired: int = 0  # candidates written by join repair (no model call)
+    steps: list[dict[str, Any]] = field(default_factory=list)  # agent mode: thought, action, observation
     prompts: list[dict[str, Any]] = field(default_factory=list)
     tokens: dict[str, int] = field(default_factory=dict)
     latency_s: float = 0.0

@@ -22,6 +22,15 @@ CHARS_PER_TOKEN = 4
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One function call an endpoint asked for (OpenAI ``tools``); ``arguments`` is its raw JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
 class Completion:
     """One model answer plus what it cost.
 
@@ -40,6 +49,7 @@ class Completion:
     from_cache: bool = False
     usage_estimated: bool = False
     attempts: int = 1
+    tool_calls: tuple[ToolCall, ...] = ()  # function calls asked for (``tools`` requests only)
 
     @property
     def total_tokens(self) -> int:

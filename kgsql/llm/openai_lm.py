@@ -21,7 +21,7 @@ from typing import Any
 
 import openai
 
-from kgsql.llm.base import LM, Completion, Messages, estimate_tokens, messages_text, validate_messages
+from kgsql.llm.base import LM, Completion, Messages, ToolCall, estimate_tokens, messages_text, validate_messages
 from kgsql.llm.cache import ResponseCache, cache_key
 from kgsql.llm.config import (
     ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ENV_OPENAI_API_KEY, Secret, one_line, redact,
@@ -198,7 +198,7 @@ class OpenAIChatLM(LM):
             response, attempts = self._call_with_retries(msgs, request)
             latency = time.perf_counter() - t0
         completion = self._to_completion(response, msgs, step, latency, attempts)
-        if key is not None:
+        if key is not None and not completion.tool_calls:  # the cache keeps text answers only
             self.cache.put(key, completion)  # type: ignore[union-attr]
         record_usage(completion, self.meter)
         return completion
@@ -305,7 +305,10 @@ class OpenAIChatLM(LM):
         message = getattr(first, "message", None)
         text = getattr(message, "content", None) if message is not None else None
         finish = getattr(first, "finish_reason", None)
-        if not isinstance(text, str) or not text.strip():
+        calls = _tool_calls(message)
+        if calls and not isinstance(text, str):
+            text = ""
+        if not calls and (not isinstance(text, str) or not text.strip()):
             hint = " (hit max_tokens before any text)" if finish == "length" else ""
             raise self._fail(
                 LLMEmptyResponseError,
@@ -316,7 +319,7 @@ class OpenAIChatLM(LM):
         return Completion(
             text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
             cached_tokens=cached, latency_s=latency, model=getattr(response, "model", None) or self.model,
-            step=step, finish_reason=finish, usage_estimated=estimated, attempts=attempts,
+            step=step, finish_reason=finish, usage_estimated=estimated, attempts=attempts, tool_calls=calls,
         )
 
     @staticmethod
@@ -334,3 +337,16 @@ class OpenAIChatLM(LM):
             timings = (getattr(response, "model_extra", None) or {}).get("timings") or {}
             cached = timings.get("cache_n") if isinstance(timings, dict) else None
         return pt, ct, cached if isinstance(cached, int) else 0, False
+
+
+def _tool_calls(message: Any) -> tuple[ToolCall, ...]:
+    """The function calls of a chat message (OpenAI ``tool_calls``); malformed entries are skipped."""
+    calls = []
+    for i, call in enumerate(getattr(message, "tool_calls", None) or []):
+        function = getattr(call, "function", None)
+        name = getattr(function, "name", None)
+        if isinstance(name, str) and name:
+            arguments = getattr(function, "arguments", None)
+            calls.append(ToolCall(str(getattr(call, "id", None) or f"call_{i}"), name,
+                                  arguments if isinstance(arguments, str) else "{}"))
+    return tuple(calls)

@@ -13,14 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from kgsql.llm.base import LM, Completion, Messages, estimate_tokens, messages_text, validate_messages
+from kgsql.llm.base import LM, Completion, Messages, ToolCall, estimate_tokens, messages_text, validate_messages
 from kgsql.llm.errors import ScriptExhaustedError
 from kgsql.llm.usage import UsageMeter, record_usage
 
 Responder = Callable[[list[dict[str, Any]], "str | None", dict[str, Any]], str]
 """``fn(messages, step, params) -> text``."""
 
-Reply = Union[str, BaseException, Responder]
+Reply = Union[str, ToolCall, BaseException, Responder]
+"""A text answer, a function call (answered as ``tool_calls``), an exception to raise, or a responder."""
 Script = Union[Mapping[str, Union[Reply, Sequence[Reply]]], Sequence[Reply], Responder, None]
 
 
@@ -126,13 +127,17 @@ class ScriptedLM(LM):
             reply = self._next_reply(step)
         if isinstance(reply, BaseException):
             raise reply
-        text = reply(msgs, step, dict(params)) if callable(reply) else reply
+        text = reply(msgs, step, dict(params)) if callable(reply) and not isinstance(reply, ToolCall) else reply
+        calls: tuple[ToolCall, ...] = ()
+        if isinstance(text, ToolCall):
+            calls, text = (text,), ""
         if not isinstance(text, str):
             raise TypeError(f"scripted reply for step {step!r} must be a str, got {type(text).__name__}")
         completion = Completion(
             text=text, prompt_tokens=estimate_tokens(messages_text(msgs)),
-            completion_tokens=estimate_tokens(text), latency_s=time.perf_counter() - t0,
-            model=self.model, step=step, finish_reason="stop", usage_estimated=True,
+            completion_tokens=estimate_tokens(text or str(calls)), latency_s=time.perf_counter() - t0,
+            model=self.model, step=step, finish_reason="tool_calls" if calls else "stop", usage_estimated=True,
+            tool_calls=calls,
         )
         record_usage(completion, self.meter)
         return completion

@@ -25,7 +25,7 @@ class StepTrace:
         return cls(
             step=step,
             messages=[dict(m) for m in messages],
-            response=completion.text,
+            response=completion.text + "".join(f"\n[call] {c.name}({c.arguments})" for c in completion.tool_calls),
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
             cached_tokens=completion.cached_tokens,
@@ -40,9 +40,13 @@ class Trace:
 
     def call(self, lm: LM, step: str, messages: Messages, **params: Any) -> str:
         """Ask ``lm`` and record the exchange; returns the response text."""
+        return self.complete(lm, step, messages, **params).text
+
+    def complete(self, lm: LM, step: str, messages: Messages, **params: Any) -> Completion:
+        """Ask ``lm`` and record the exchange; returns the whole completion (function calls too)."""
         completion = lm.complete(messages, step=step, **params)
         self.steps.append(StepTrace.of(step, messages, completion))
-        return completion.text
+        return completion
 
     @property
     def prompt_tokens(self) -> int:

@@ -84,9 +84,13 @@ class Table:
         for col in self.columns:
             if col.name.lower() == name.lower():
                 return col
+        import difflib
+
         from kgsql.errors import UnknownNameError
 
-        raise UnknownNameError(f"no column '{name}' in table '{self.name}'")
+        close = difflib.get_close_matches(name, [c.name for c in self.columns], n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise UnknownNameError(f"no column '{name}' in table '{self.name}'{hint}")
 
     @property
     def primary_key(self) -> list[str]:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from golden import assert_golden
+from kgsql.agent import AgentOptions
 from kgsql.errors import UnknownNameError
 from kgsql.fewshot.pool import ExamplePool, PoolExample, SqliteSchemas
 from kgsql.generate.pipeline import Text2SQL
@@ -116,7 +117,11 @@ def render(lm: ScriptedLM, answer: Any) -> str:
 
 
 def script(method: str) -> dict[str, Any]:
-    """The scripted model: staged methods' correction rounds are the ``sql_fix`` step."""
+    """The scripted model: staged methods' correction rounds are the ``sql_fix`` step; the agent
+    runs a wrong column, then finishes."""
+    if isinstance(get_method(method).options, AgentOptions):
+        return {"agent": ['Thought: try\nAction: ExecuteSQL("SELECT nme FROM rivers ORDER BY length_km DESC LIMIT 1")',
+                          'Action: Done("SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1")']}
     replies = sql_replies(method)
     if isinstance(get_method(method).options, OneCallOptions) and len(replies) > 1:
         return {**SCRIPT, "sql": replies[:1], "sql_fix": replies[1:]}

@@ -1,0 +1,179 @@
+"""``agent``: the model works the database through the graph's tools (Interactive-T2S).
+
+    method = AgentMethod(graph, lm)                     # also: kgsql.methods.build("agent", graph, lm)
+    answer = method.ask("How many singers are from France?", "concert_singer")
+    answer.steps                                        # every thought, action and observation
+
+The prompt stays the same size however wide the schema is: the model sees
+the table names only and looks everything else up. Each round is one model
+call; a malformed action is answered with a one-line correction; ``Done``
+runs the final query (a failing one gets one chance to be fixed); after
+``max_rounds`` the best query the agent executed is returned (rows beat an
+empty result, later beats earlier).
+"""
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from kgsql.agent.actions import ActionError
+from kgsql.agent.tools import AGENT_TOOLS, TOOL_SPECS, DatabaseTools, Observation
+from kgsql.agent.transports import TRANSPORTS, Transport
+from kgsql.errors import InputError, KgsqlError
+from kgsql.generate.answer import Answer, Candidate, check_question
+from kgsql.llm.trace import Trace
+from kgsql.prompts.templates import fill
+
+DEMOS = ("library", "clinic")
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """The agent method's settings (``--set key=value`` in ask and eval)."""
+
+    max_rounds: int = 12            # model calls at most; then the best executed query is returned
+    transport: str = "text"         # text: ReAct in plain text (any endpoint); functions: OpenAI tools
+    demos: tuple[str, ...] = DEMOS  # demonstration episodes (kgsql/agent/demos/<name>.txt)
+    shots: int = 0                  # the demos are fixed; no examples from a pool
+    top_k: int = 5                  # columns / values per search
+    max_rows: int = 10              # rows shown per ExecuteSQL
+    tables_shown: int = 40          # table names in the question turn (the rest are counted)
+    max_tokens: int = 256
+    temperature: float = 0.0
+    timeout_s: float = 30.0
+    max_rows_answer: int = 1000     # rows kept in the answer
+
+    def __post_init__(self) -> None:
+        if self.transport not in TRANSPORTS:
+            raise InputError(f"transport '{self.transport}': expected one of {', '.join(TRANSPORTS)}")
+        if self.max_rounds < 1:
+            raise InputError(f"max_rounds must be at least 1, not {self.max_rounds}")
+        for name in ("top_k", "max_rows", "tables_shown", "max_tokens"):
+            if getattr(self, name) < 1:
+                raise InputError(f"{name} must be at least 1, not {getattr(self, name)}")
+        unknown = [d for d in self.demos if d not in available_demos()]
+        if unknown:
+            raise InputError(f"no demonstration episode '{unknown[0]}' (known: {', '.join(available_demos())})")
+
+
+@functools.cache
+def available_demos() -> tuple[str, ...]:
+    folder = importlib.resources.files("kgsql.agent") / "demos"
+    return tuple(sorted(p.name[:-4] for p in folder.iterdir() if p.name.endswith(".txt")))
+
+
+@functools.cache
+def demo_text(name: str) -> str:
+    return (importlib.resources.files("kgsql.agent") / "demos" / f"{name}.txt").read_text(encoding="utf-8").strip()
+
+
+def instruction(options: AgentOptions, dialect: str = "SQLite") -> str:
+    """The system turn: the same for every question, so the server caches it."""
+    tools = "\n".join(f"- {TOOL_SPECS[n].signature}: {TOOL_SPECS[n].description}" for n in AGENT_TOOLS)
+    demos = "\n\n".join(f"Example {i}:\n{demo_text(d)}" for i, d in enumerate(options.demos, 1))
+    return fill("agent_instruction", dialect=dialect, tools=tools, demos=demos)
+
+
+def question_turn(question: str, database: str, tables: Sequence[str], evidence: str = "", limit: int = 40) -> str:
+    """``Question: ...`` (+ ``Evidence:``) and the database with its table names (at most ``limit``)."""
+    shown = ", ".join(tables[:limit]) + (f", ... ({len(tables)} tables)" if len(tables) > limit else "")
+    lines = [f"Question: {question}"]
+    if evidence.strip():
+        lines.append(f"Evidence: {evidence.strip()}")
+    lines.append(f"Database: {database} (tables: {shown})")
+    return "\n".join(lines)
+
+
+class AgentMethod:
+    """Answers a question by letting the model call the graph's tools, one per round."""
+
+    def __init__(self, graph: Any, lm: Any, options: AgentOptions = AgentOptions(), *, retriever: Any = None,
+                 encoder: Any = None) -> None:
+        self.graph = graph
+        self.lm = lm
+        self.options = options
+        self._retriever = retriever
+        self._encoder = encoder
+
+    def _get_retriever(self) -> Any:
+        """One retriever for every question (built on the first search)."""
+        if self._retriever is None:
+            from kgsql.retrieve import SchemaRetriever
+
+            self._retriever = SchemaRetriever(self._encoder) if self._encoder is not None else SchemaRetriever()
+        return self._retriever
+
+    def tools(self, db: str) -> DatabaseTools:
+        o = self.options
+        return DatabaseTools(self.graph, db, retriever=self._get_retriever, top_k=o.top_k, max_rows=o.max_rows,
+                             timeout_s=o.timeout_s)
+
+    def ask(self, question: str, db: str, evidence: str | None = None,
+            history: Sequence[str] | None = None) -> Answer:
+        """Run one episode; model and tool trouble end up in ``answer.error``, never raised."""
+        question = check_question(" ".join([*(history or []), question]))
+        t0 = time.perf_counter()
+        answer = Answer(question=question, db=db, evidence=evidence or "",
+                        evidence_source="user" if evidence else "none")
+        trace = Trace()
+        try:
+            tools = self.tools(db)
+            tables = [t.name for t in tools.schema.tables]
+            transport: Transport = TRANSPORTS[self.options.transport](
+                self.lm, max_tokens=self.options.max_tokens, temperature=self.options.temperature)
+            dialect = "SpatiaLite (SQLite)" if tools.schema.is_spatial else "SQLite"
+            transport.begin(instruction(self.options, dialect),
+                            question_turn(question, db, tables, evidence or "", self.options.tables_shown))
+            self._episode(transport, tools, trace, answer)
+        except KgsqlError as exc:
+            answer.error = str(exc)
+        return answer.finish(trace, t0)
+
+    def _episode(self, transport: Transport, tools: DatabaseTools, trace: Trace, answer: Answer) -> None:
+        executed: list[Candidate] = []
+        final: Observation | None = None
+        fixed_done = False
+        for round_no in range(1, self.options.max_rounds + 1):
+            answer.rounds = round_no
+            step = transport.next(trace)
+            if isinstance(step, ActionError):
+                text = f"Error: {step}"
+                answer.steps.append({"round": round_no, "error": str(step), "observation": text})
+                transport.observe(text)
+                continue
+            if step.tool == "Done":
+                observation = tools.execute_sql(step.arguments["sql"])
+                record = {"round": round_no, "thought": step.thought, "action": step.action,
+                          "observation": observation.text}
+                answer.steps.append(record)
+                if observation.error is not None and not fixed_done and round_no < self.options.max_rounds:
+                    fixed_done = True  # one chance to fix a final query that does not run
+                    transport.observe(f"{observation.text}\nThe final query failed; fix it and call Done again.")
+                    executed.append(Candidate(observation.sql, None, observation.error))
+                    continue
+                final = observation
+                break
+            observation = tools.call(step.tool, step.arguments)
+            answer.steps.append({"round": round_no, "thought": step.thought, "action": step.action,
+                                 "observation": observation.text})
+            if step.tool == "ExecuteSQL":
+                executed.append(Candidate(observation.sql, observation.result, observation.error))
+            transport.observe(observation.text)
+        answer.candidates = [c.sql for c in executed]
+        if final is None:  # round limit: the best query it ran (rows > empty > failed; later wins ties)
+            best = max(reversed(executed), key=lambda c: c.rank, default=None)
+            if best is None or best.rank == 0:
+                answer.error = f"no working query after {self.options.max_rounds} rounds"
+                answer.sql = best.sql if best is not None else ""
+                return
+            final = Observation("", sql=best.sql, result=best.result)
+        answer.sql = final.sql
+        if final.error is not None:
+            answer.error = final.error
+        elif final.result is not None:
+            answer.columns = list(final.result.columns)
+            answer.rows = list(final.result.rows[: self.options.max_rows_answer])
+            answer.truncated = final.result.truncated or final.result.row_count > self.options.max_rows_answer

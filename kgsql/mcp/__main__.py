@@ -1,0 +1,52 @@
+"""``python -m kgsql.mcp``: serve the schema graph's tools to MCP clients (stdio, or HTTP on loopback)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kgsql.errors import KgsqlError
+from kgsql.mcp.server import LOOPBACK, GraphTools, build_server
+from kgsql.secrets import redact
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m kgsql.mcp", description=__doc__)
+    p.add_argument("--graph", help="Bolt URI of the schema graph (default: KGSQL_GRAPH_URI or embedded)")
+    p.add_argument("--method", default="kgsql", help="method of the ask tool (default kgsql)")
+    p.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    p.add_argument("--host", default="127.0.0.1", help="--http: loopback address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8765, help="--http: port (default 8765); path /mcp")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.http and args.host not in LOOPBACK:
+            raise KgsqlError(f"--host {args.host}: the MCP server listens on loopback only "
+                             f"({', '.join(LOOPBACK)}); put a proxy with authentication in front to share it")
+        if not 0 < args.port < 65536:
+            raise KgsqlError(f"--port {args.port}: expected 1-65535")
+        from kgsql.methods import get_method
+        from kgsql.schema_graph import SchemaGraph
+
+        get_method(args.method)  # unknown method: fail before serving
+        tools = GraphTools(lambda: SchemaGraph.open(args.graph), method=args.method)
+        server = build_server(tools)
+    except KgsqlError as exc:
+        print(f"kgsql.mcp: error: {redact(str(exc))}", file=sys.stderr)
+        return 1
+    try:
+        if args.http:
+            server.run("streamable-http", host=args.host, port=args.port)
+        else:
+            server.run("stdio")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        tools.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

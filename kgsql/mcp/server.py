@@ -1,0 +1,153 @@
+"""The schema graph's tools over the Model Context Protocol, on the official ``mcp`` SDK.
+
+    python -m kgsql.mcp                          # stdio: what desktop and IDE agents start
+    python -m kgsql.mcp --http --port 8765       # streamable HTTP on 127.0.0.1:8765/mcp
+
+Every agent tool of :mod:`kgsql.agent.tools` (each with a ``db`` argument, since
+one server serves every ingested database), ``ListDatabases``, ``DescribeTable``
+and ``ask(question, db)`` (the default method). Read-only by construction: SQL
+runs only through the guard (one read-only statement, row cap, timeout), and
+no tool writes to the graph. Tool calls are served one at a time: the encoder,
+the value indexes and the local model are shared.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+from kgsql.agent.tools import TOOL_SPECS, DatabaseTools, Observation, list_databases, rows_text
+from kgsql.errors import InputError, KgsqlError
+
+MCP_TOOLS = ("ListDatabases", "DescribeTable", "SearchColumn", "SearchValue", "FindShortestPath", "ExecuteSQL",
+             "Done", "ask")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class GraphTools:
+    """What the server's tools call: one graph, one retriever, tools per database, the method for ``ask``."""
+
+    def __init__(self, open_graph: Callable[[], Any], make_lm: Callable[[], Any] | None = None, *,
+                 method: str = "kgsql") -> None:
+        self._open_graph = open_graph
+        self._make_lm = make_lm
+        self.method = method
+        self._graph: Any = None
+        self._retriever: Any = None
+        self._tools: dict[str, DatabaseTools] = {}
+        self._asker: Any = None
+        self._lock = threading.Lock()  # one call at a time: shared encoder, indexes, model
+
+    @property
+    def graph(self) -> Any:
+        if self._graph is None:
+            self._graph = self._open_graph()
+        return self._graph
+
+    def _get_retriever(self) -> Any:
+        if self._retriever is None:
+            from kgsql.retrieve import SchemaRetriever
+
+            self._retriever = SchemaRetriever()
+        return self._retriever
+
+    def tools(self, db: str) -> DatabaseTools:
+        if db not in self._tools:
+            self.graph.database_info(db)  # unknown database: one clear error
+            self._tools[db] = DatabaseTools(self.graph, db, retriever=self._get_retriever)
+        return self._tools[db]
+
+    def run(self, name: str, db: str | None = None, **arguments: Any) -> str:
+        """Tool ``name`` as text; every failure is an ``Error: ...`` line for the client, never a crash."""
+        with self._lock:
+            try:
+                if name == "ListDatabases":
+                    return list_databases(self.graph)
+                if name == "ask":
+                    return self._ask(str(db), **arguments)
+                tools = self.tools(str(db))
+                bound = TOOL_SPECS[name].bind((), arguments)
+                if name == "Done":
+                    return self._final(tools.execute_sql(bound["sql"]))
+                return tools.call(name, bound).text
+            except KgsqlError as exc:
+                return f"Error: {exc}"
+
+    @staticmethod
+    def _final(observation: Observation) -> str:
+        if observation.error is not None or observation.result is None:
+            return observation.text
+        return f"Final query: {observation.sql}\n{rows_text(observation.result, 20)}"
+
+    def _ask(self, db: str, question: str) -> str:
+        self.tools(db)
+        if self._asker is None:
+            from kgsql.methods import build
+
+            if self._make_lm is None:
+                from kgsql.llm.factory import default_lm
+
+                self._make_lm = default_lm
+            self._asker = build(self.method, self.graph, self._make_lm(), retriever=self._get_retriever())
+        answer = self._asker.ask(question, db=db)
+        if answer.error and not answer.sql:
+            return f"Error: {answer.error}"
+        lines = [f"SQL: {answer.sql}"]
+        if answer.error:
+            lines.append(f"Error: {answer.error}")
+        else:
+            from kgsql.db.guard import QueryResult
+
+            lines.append(rows_text(QueryResult(answer.columns, answer.rows[:20], answer.truncated), 20))
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        if self._graph is not None:
+            self._graph.close()
+
+
+def build_server(tools: GraphTools) -> Any:
+    """An ``MCPServer`` exposing :data:`MCP_TOOLS`, every one marked read-only."""
+    try:
+        from mcp.server.mcpserver import MCPServer
+        from mcp.types import ToolAnnotations
+    except ImportError as exc:
+        raise InputError("the MCP server needs the mcp package (mcp>=2): pip install 'kgsql[mcp]'") from exc
+
+    server = MCPServer("kgsql", instructions=(
+        "Read-only tools over databases described by a schema knowledge graph: list the databases, "
+        "search columns and cell values, find join paths, run read-only SQL, or ask a question in words."))
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+
+    def ListDatabases() -> str:  # noqa: N802 - tool names are the paper's
+        return tools.run("ListDatabases")
+
+    def DescribeTable(db: str, table: str) -> str:  # noqa: N802
+        return tools.run("DescribeTable", db, table=table)
+
+    def SearchColumn(db: str, semantic: str) -> str:  # noqa: N802
+        return tools.run("SearchColumn", db, semantic=semantic)
+
+    def SearchValue(db: str, value: str, table: str | None = None, column: str | None = None) -> str:  # noqa: N802
+        return tools.run("SearchValue", db, value=value, table=table, column=column)
+
+    def FindShortestPath(db: str, start: str, end: str) -> str:  # noqa: N802
+        return tools.run("FindShortestPath", db, start=start, end=end)
+
+    def ExecuteSQL(db: str, sql: str) -> str:  # noqa: N802
+        return tools.run("ExecuteSQL", db, sql=sql)
+
+    def Done(db: str, sql: str) -> str:  # noqa: N802
+        return tools.run("Done", db, sql=sql)
+
+    def ask(question: str, db: str) -> str:
+        return tools.run("ask", db, question=question)
+
+    for fn in (ListDatabases, DescribeTable, SearchColumn, SearchValue, FindShortestPath, ExecuteSQL, Done):
+        spec = TOOL_SPECS[fn.__name__]
+        where = "" if fn is ListDatabases else " `db`: a database name from ListDatabases."
+        server.add_tool(fn, name=spec.name, description=spec.description + where, annotations=read_only,
+                        structured_output=False)
+    server.add_tool(ask, name="ask", annotations=read_only, structured_output=False,
+                    description="Answer a question about database `db` in words: kgsql's default method writes "
+                                "the SQL with the local or configured LLM and runs it read-only.")
+    return server

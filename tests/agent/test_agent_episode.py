@@ -1,0 +1,130 @@
+"""Whole agent episodes driven by a scripted model over the real graph and database."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kgsql.agent import AgentMethod, AgentOptions
+from kgsql.errors import InputError
+from kgsql.llm.scripted import ScriptedLM
+from kgsql.methods import build
+
+LONGEST = "SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1"
+
+
+@pytest.fixture(scope="module")
+def graph(schema_graph, example_db: Path):  # type: ignore[no-untyped-def]
+    schema_graph.ingest(example_db, name="episode_geo")
+    return schema_graph
+
+
+def test_an_episode_calls_every_tool_recovers_a_malformed_action_and_finishes(graph) -> None:  # type: ignore[no-untyped-def]
+    lm = ScriptedLM([
+        'Thought: which column is a length?\nAction: SearchColumn("length of a river")',
+        'Action: SearchValue("Silver River", table="rivers")',
+        "Thought: I will just answer.\nThe longest river is the Silver River.",  # no action
+        'Action: FindShortestPath("rivers.name", "provinces.name")',
+        f'Action: ExecuteSQL("{LONGEST}")',
+        f'Thought: that is it\nAction: Done("{LONGEST}")\nObservation: Silver River',
+    ])
+    answer = build("agent", graph, lm).ask("Which river is the longest?", "episode_geo")
+    assert answer.error is None and answer.sql == LONGEST and answer.rows == [("Silver River",)]
+    assert answer.rounds == 6 and len(lm.calls) == 6
+    assert [s.get("action", "").split("(")[0] for s in answer.steps] == [
+        "SearchColumn", "SearchValue", "", "FindShortestPath", "ExecuteSQL", "Done"]
+    assert answer.steps[2]["error"].startswith("No action found")
+    # the correction reached the model as the next observation, and the conversation kept the cleaned steps
+    third = lm.calls[3].messages
+    assert third[-1] == {"role": "user", "content": f"Observation: Error: {answer.steps[2]['error']}"}
+    assert third[2] == {"role": "assistant",
+                        "content": 'Thought: which column is a length?\nAction: SearchColumn("length of a river")'}
+    assert third[3]["content"].startswith("Observation: 1. rivers.length_km (REAL)")
+    # one system turn for every question (cached by the server), tables only in the question turn
+    system, user = lm.calls[0].messages[0]["content"], lm.calls[0].messages[1]["content"]
+    assert "- FindShortestPath(start, end):" in system and "Example 2:" in system and "rivers" not in system
+    assert user == ("Question: Which river is the longest?\n"
+                    "Database: episode_geo (tables: provinces, cities, rivers, river_cities)")
+    assert lm.calls[0].params["stop"][0] == "\nObservation" and lm.calls[0].params["temperature"] == 0.0
+    assert answer.tokens["total"] > 0 and len(answer.prompts) == 6
+    assert answer.candidates == [LONGEST]
+
+
+def test_the_round_limit_returns_the_best_query_it_ran(graph) -> None:  # type: ignore[no-untyped-def]
+    lm = ScriptedLM([
+        'Action: ExecuteSQL("SELECT name FROM rivers WHERE length_km > 9999")',  # runs, empty
+        f'Action: ExecuteSQL("{LONGEST}")',  # rows
+        'Action: ExecuteSQL("SELECT nope FROM rivers")',  # fails
+        'Action: SearchColumn("river")',
+    ])
+    method = AgentMethod(graph, lm, AgentOptions(max_rounds=4))
+    answer = method.ask("Which river is the longest?", "episode_geo")
+    assert answer.rounds == 4 and len(lm.calls) == 4
+    assert answer.sql == LONGEST and answer.rows == [("Silver River",)] and answer.error is None
+
+    nothing = AgentMethod(graph, ScriptedLM(['Action: ExecuteSQL("SELECT nope FROM rivers")'] * 2),
+                          AgentOptions(max_rounds=2)).ask("Longest river?", "episode_geo")
+    assert nothing.error == "no working query after 2 rounds" and nothing.sql == "SELECT nope FROM rivers"
+
+
+def test_a_failing_final_query_gets_one_chance_and_evidence_reaches_the_model(graph) -> None:  # type: ignore[no-untyped-def]
+    lm = ScriptedLM(['Action: Done("SELECT lenght FROM rivers")', f'Action: Done("{LONGEST}")'])
+    answer = AgentMethod(graph, lm).ask("Longest river?", "episode_geo", evidence="longest refers to length_km")
+    assert answer.sql == LONGEST and answer.rounds == 2
+    assert "The final query failed; fix it" in lm.calls[1].messages[-1]["content"]
+    assert "Evidence: longest refers to length_km" in lm.calls[0].messages[1]["content"]
+
+    twice = AgentMethod(graph, ScriptedLM(['Action: Done("SELECT x FROM rivers")'] * 2))
+    failed = twice.ask("Longest river?", "episode_geo")
+    assert failed.rounds == 2 and failed.error is not None and failed.sql == "SELECT x FROM rivers"
+
+
+def test_function_calling_transport_with_scripted_calls(graph) -> None:  # type: ignore[no-untyped-def]
+    from kgsql.llm.base import ToolCall
+
+    lm = ScriptedLM([ToolCall("c1", "SearchColumn", '{"semantic": "river length"}'),
+                     ToolCall("c2", "SearchColumn", '{"colour": "red"}'),
+                     ToolCall("c3", "Done", json.dumps({"sql": LONGEST}))])
+    answer = AgentMethod(graph, lm, AgentOptions(transport="functions")).ask("Longest river?", "episode_geo")
+    assert answer.sql == LONGEST and answer.rounds == 3
+    assert [t["function"]["name"] for t in lm.calls[0].params["tools"]] == [
+        "SearchColumn", "SearchValue", "FindShortestPath", "ExecuteSQL", "Done"]
+    second = lm.calls[1].messages
+    assert second[-2]["tool_calls"][0]["id"] == "c1"
+    assert second[-1]["role"] == "tool" and second[-1]["tool_call_id"] == "c1"
+    assert "no argument 'colour'" in lm.calls[2].messages[-1]["content"]
+
+
+def test_unknown_database_and_bad_options_are_one_clear_error(graph) -> None:  # type: ignore[no-untyped-def]
+    answer = AgentMethod(graph, ScriptedLM([])).ask("Longest river?", "no_such_db")
+    assert answer.error and "no_such_db" in answer.error and answer.rounds == 0
+    for kwargs, message in [({"transport": "smoke"}, "expected one of text, functions"),
+                            ({"max_rounds": 0}, "at least 1"), ({"demos": ("nope",)}, "no demonstration")]:
+        with pytest.raises(InputError, match=message):
+            AgentOptions(**kwargs)
+
+
+def test_ask_cli_runs_the_agent_method(cli_env, example_db: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``python -m kgsql.ask --method agent`` end to end, the model being a real HTTP endpoint."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+    from llm_stub import Reply, StubServer, chat_body
+
+    stub = StubServer().script(Reply(body=chat_body('Action: SearchColumn("length")')),
+                               Reply(body=chat_body(f'Action: Done("{LONGEST}")')))
+    try:
+        env = dict(cli_env, KGSQL_LLM_BASE_URL=stub.base_url, KGSQL_LLM_MODEL="stub-model", KGSQL_LLM_CACHE="off",
+                   KGSQL_CACHE_DIR=str(tmp_path / "cache"))
+        ingest = subprocess.run([sys.executable, "-m", "kgsql.ingest", str(example_db), "--name", "episode_geo"],
+                                capture_output=True, text=True, env=env, timeout=300)
+        assert ingest.returncode == 0, ingest.stderr
+        run = subprocess.run([sys.executable, "-m", "kgsql.ask", "Which river is longest?", "--db", "episode_geo",
+                              "--method", "agent", "--trace"], capture_output=True, text=True, env=env, timeout=300)
+    finally:
+        stub.close()
+    assert run.returncode == 0, run.stderr
+    assert f"SQL: {LONGEST}" in run.stdout and "Silver River" in run.stdout
+    assert 'Action: SearchColumn("length")' in run.stdout and "Observation: 1. rivers.length_km" in run.stdout
+    assert stub.requests[0]["json"]["stop"][0] == "\nObservation"

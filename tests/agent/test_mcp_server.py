@@ -1,0 +1,119 @@
+"""``python -m kgsql.mcp`` as a subprocess, every tool called through the official SDK's own client."""
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp", reason="the mcp package (kgsql[mcp]) is not installed")
+
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+from llm_stub import Reply, StubServer, chat_body  # noqa: E402
+
+COUNT = "SELECT count(*) FROM cities"
+
+
+def _text(result: Any) -> str:
+    return "\n".join(block.text for block in result.content if getattr(block, "text", None) is not None)
+
+
+async def _session(params: StdioServerParameters) -> dict[str, Any]:
+    async with Client(params, read_timeout_seconds=240) as client:
+        listed = await client.list_tools()
+        calls = {
+            "ListDatabases": {},
+            "DescribeTable": {"db": "mcp_geo", "table": "rivers"},
+            "SearchColumn": {"db": "mcp_geo", "semantic": "length of a river"},
+            "SearchValue": {"db": "mcp_geo", "value": "eastvale"},
+            "FindShortestPath": {"db": "mcp_geo", "start": "rivers.name", "end": "cities.name"},
+            "ExecuteSQL": {"db": "mcp_geo", "sql": "SELECT name FROM rivers ORDER BY name"},
+            "Done": {"db": "mcp_geo", "sql": COUNT},
+            "ask": {"db": "mcp_geo", "question": "How many cities are there?"},
+        }
+        out = {"tools": {t.name: t for t in listed.tools}}
+        for name, arguments in calls.items():
+            out[name] = _text(await client.call_tool(name, arguments))
+        out["write"] = _text(await client.call_tool("ExecuteSQL", {"db": "mcp_geo", "sql": "DROP TABLE cities"}))
+        out["unknown_db"] = _text(await client.call_tool("DescribeTable", {"db": "nope", "table": "x"}))
+        return out
+
+
+def test_every_tool_through_the_sdk_client(cli_env, example_db: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    stub = StubServer().always(Reply(body=chat_body(COUNT)))
+    env = dict(cli_env, KGSQL_LLM_BASE_URL=stub.base_url, KGSQL_LLM_MODEL="stub-model", KGSQL_LLM_CACHE="off",
+               KGSQL_CACHE_DIR=str(tmp_path / "cache"))
+    try:
+        ingest = subprocess.run([sys.executable, "-m", "kgsql.ingest", str(example_db), "--name", "mcp_geo"],
+                                capture_output=True, text=True, env=env, timeout=300)
+        assert ingest.returncode == 0, ingest.stderr
+        before = example_db.stat().st_mtime_ns
+        params = StdioServerParameters(command=sys.executable, args=["-m", "kgsql.mcp"], env=env,
+                                       cwd=os.getcwd())
+        got = asyncio.run(_session(params))
+    finally:
+        stub.close()
+    tools = got["tools"]
+    assert set(tools) == {"ListDatabases", "DescribeTable", "SearchColumn", "SearchValue", "FindShortestPath",
+                          "ExecuteSQL", "Done", "ask"}
+    assert all(t.annotations.read_only_hint for t in tools.values())
+    assert tools["SearchValue"].input_schema["required"] == ["db", "value"]
+    assert "mcp_geo (4 tables)" in got["ListDatabases"].splitlines()
+    assert got["DescribeTable"].startswith("Table rivers (3 rows)")
+    assert got["SearchColumn"].startswith("1. rivers.length_km (REAL)")
+    assert got["SearchValue"] == "'Eastvale' in provinces.name (exact)"
+    assert got["FindShortestPath"] == ("Path: rivers -> river_cities -> cities\n"
+                                       "Join on: river_cities.river_id = rivers.river_id AND "
+                                       "river_cities.city_id = cities.city_id")
+    assert got["ExecuteSQL"] == "name\nAmber River\nLittle Fen\nSilver River\n(3 rows)"
+    assert got["Done"] == f"Final query: {COUNT}\ncount(*)\n12\n(1 row)"
+    assert got["ask"] == f"SQL: {COUNT}\ncount(*)\n12\n(1 row)"
+    assert got["write"].startswith("Error: SQL rejected: not a read-only query")
+    assert got["unknown_db"].startswith("Error:") and "nope" in got["unknown_db"]
+    assert example_db.stat().st_mtime_ns == before
+
+
+def test_bad_options_are_one_line(cli_env) -> None:  # type: ignore[no-untyped-def]
+    for args, message in [(["--http", "--host", "0.0.0.0"], "loopback only"),
+                          (["--method", "nope"], "nope"), (["--http", "--port", "0"], "expected 1-65535")]:
+        run = subprocess.run([sys.executable, "-m", "kgsql.mcp", *args], capture_output=True, text=True,
+                             env=cli_env, timeout=120)
+        assert run.returncode == 1 and message in run.stderr and "Traceback" not in run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_streamable_http_on_loopback(cli_env, example_db: Path) -> None:  # type: ignore[no-untyped-def]
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ingest = subprocess.run([sys.executable, "-m", "kgsql.ingest", str(example_db), "--name", "mcp_geo"],
+                            capture_output=True, text=True, env=cli_env, timeout=300)
+    assert ingest.returncode == 0, ingest.stderr
+    server = subprocess.Popen([sys.executable, "-m", "kgsql.mcp", "--http", "--port", str(port)], env=cli_env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert server.poll() is None, server.stderr.read() if server.stderr else ""
+            time.sleep(0.3)
+
+        async def call() -> str:
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                return _text(await client.call_tool("ExecuteSQL", {"db": "mcp_geo", "sql": "SELECT 40 + 2 AS x"}))
+
+        assert asyncio.run(call()) == "x\n42\n(1 row)"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
