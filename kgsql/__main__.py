@@ -27,6 +27,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "llm": ("kgsql.llm.cli", "fetch and serve the local models (pull, serve)"),
     "graph": ("kgsql.graph.__main__", "manage the embedded graph server (status, start, stop, export)"),
     "fewshot": ("kgsql.fewshot.__main__", "few-shot example pools"),
+    "mcp": ("kgsql.mcp.__main__", "serve the graph's tools to MCP clients (stdio, or --http on loopback)"),
 }
 
 

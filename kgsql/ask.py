@@ -11,10 +11,11 @@ import argparse
 import json
 import sys
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 from kgsql.cli_types import OneLineParser, positive_float, positive_int
-from kgsql.errors import KgsqlError
+from kgsql.errors import InputError, KgsqlError
 from kgsql.secrets import redact
 
 OFF_FLAGS = {
@@ -38,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="named method (kgsql, dail-sql, act-sql, sspa, sspa-*, kgsql-*; see docs/methods.md); "
                         "the --no-* flags apply on top of it")
     p.add_argument("--evidence", help="evidence to use (BIRD's oracle knowledge)")
+    p.add_argument("--examples", type=Path, metavar="FILE",
+                   help="few-shot examples: Spider-format JSON or a JSONL query log of {question, sql, db_id}; "
+                        "their schemas come from the graph, or database/ beside the file")
     p.add_argument("--user-evidence", choices=["add", "replace", "ignore"], default="add",
                    help="how user evidence combines with generated evidence")
     p.add_argument("--graph", help="Bolt URI (default: embedded)")
@@ -76,6 +80,19 @@ def overrides_from(args: argparse.Namespace, known: set[str] | None = None) -> d
     return overrides
 
 
+def load_examples(path: Path, graph: Any) -> Any:
+    """The few-shot pool of ``--examples``: schemas from the graph, else from SQLite files beside it."""
+    from kgsql.fewshot.pool import ExamplePool
+    from kgsql.ingest.sources import FirstOf, GraphSchemas, SqliteSchemas
+
+    if not path.is_file():
+        raise InputError(f"examples file not found: {path}")
+    schemas = FirstOf(GraphSchemas(graph), SqliteSchemas(path.parent / "database"), SqliteSchemas(path.parent))
+    if path.suffix == ".jsonl":
+        return ExamplePool.from_jsonl(path, schemas=schemas)
+    return ExamplePool.from_spider(path, schemas=schemas)
+
+
 def format_table(columns: list[str], rows: list[tuple[Any, ...]], limit: int = 20) -> str:
     if not columns:
         return "(no columns)"
@@ -104,7 +121,11 @@ def main(argv: list[str] | None = None) -> int:
         check_endpoint()  # KGSQL_LLM_BASE_URL malformed or down: fail now, before graph and retrieval work
         with SchemaGraph.open(args.graph) as graph:
             graph.database_info(args.db)  # unknown database: fail before starting a model
-            t2s = build(args.method, graph, default_lm(), **overrides)
+            pool = load_examples(args.examples, graph) if args.examples is not None else None
+            if pool is None and getattr(spec.options, "shots", 0) and overrides.get("shots", 1):
+                print(f"kgsql.ask: no examples given (--examples FILE): method '{args.method}' runs zero-shot",
+                      file=sys.stderr)
+            t2s = build(args.method, graph, default_lm(), pool=pool, **overrides)
             answer = t2s.ask(args.question, db=args.db, evidence=args.evidence)
     except KgsqlError as exc:
         print(f"kgsql.ask: error: {redact(str(exc))}", file=sys.stderr)

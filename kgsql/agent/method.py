@@ -7,9 +7,12 @@
 The prompt stays the same size however wide the schema is: the model sees
 the table names only and looks everything else up. Each round is one model
 call; a malformed action is answered with a one-line correction; ``Done``
-runs the final query (a failing one gets one chance to be fixed); after
-``max_rounds`` the best query the agent executed is returned (rows beat an
-empty result, later beats earlier).
+runs the final query (a failing one gets one chance to be fixed). Small
+models loop, so a step that repeats an earlier one is not run again (the
+model is told to use what it found; a third repeat in a row ends the
+episode), and the last round asks for ``Done``.
+After ``max_rounds`` the best query the agent executed is returned (rows
+beat an empty result, later beats earlier).
 """
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ from kgsql.generate.answer import Answer, Candidate, check_question
 from kgsql.llm.trace import Trace
 from kgsql.prompts.templates import fill
 
-DEMOS = ("library", "clinic")
+MAX_REPEATS = 3  # refused repeats in a row that end an episode
+DEMOS = ("company", "library", "clinic")  # one table, a 4-table join, a value + evidence
 
 
 @dataclass(frozen=True)
@@ -136,14 +140,38 @@ class AgentMethod:
         executed: list[Candidate] = []
         final: Observation | None = None
         fixed_done = False
-        for round_no in range(1, self.options.max_rounds + 1):
+        seen: dict[tuple[str, str], int] = {}  # (tool, arguments) -> round first run
+        repeats = 0  # refused repeats in a row
+        last = self.options.max_rounds
+
+        def observe(text: str, round_no: int) -> None:
+            if round_no == last - 1:
+                text += "\nOne step left: finish now with Done(sql)."
+            transport.observe(text)
+
+        for round_no in range(1, last + 1):
             answer.rounds = round_no
             step = transport.next(trace)
             if isinstance(step, ActionError):
                 text = f"Error: {step}"
                 answer.steps.append({"round": round_no, "error": str(step), "observation": text})
-                transport.observe(text)
+                observe(text, round_no)
                 continue
+            key = (step.tool, repr(sorted(step.arguments.items())))
+            if step.tool != "Done" and key in seen:
+                repeats += 1
+                if repeats >= MAX_REPEATS:
+                    answer.steps.append({"round": round_no, "thought": step.thought, "action": step.action,
+                                         "observation": "(stopped: the model repeats itself)", "repeated": seen[key]})
+                    break
+                text = (f"You already did this in round {seen[key]}; its observation is above. Do not repeat a "
+                        f"step: use what you found, run a different query, or finish with Done(sql).")
+                answer.steps.append({"round": round_no, "thought": step.thought, "action": step.action,
+                                     "observation": text, "repeated": seen[key]})
+                observe(text, round_no)
+                continue
+            seen.setdefault(key, round_no)
+            repeats = 0
             if step.tool == "Done":
                 observation = tools.execute_sql(step.arguments["sql"])
                 record = {"round": round_no, "thought": step.thought, "action": step.action,
@@ -151,7 +179,7 @@ class AgentMethod:
                 answer.steps.append(record)
                 if observation.error is not None and not fixed_done and round_no < self.options.max_rounds:
                     fixed_done = True  # one chance to fix a final query that does not run
-                    transport.observe(f"{observation.text}\nThe final query failed; fix it and call Done again.")
+                    observe(f"{observation.text}\nThe final query failed; fix it and call Done again.", round_no)
                     executed.append(Candidate(observation.sql, None, observation.error))
                     continue
                 final = observation
@@ -161,12 +189,12 @@ class AgentMethod:
                                  "observation": observation.text})
             if step.tool == "ExecuteSQL":
                 executed.append(Candidate(observation.sql, observation.result, observation.error))
-            transport.observe(observation.text)
+            observe(observation.text, round_no)
         answer.candidates = [c.sql for c in executed]
         if final is None:  # round limit: the best query it ran (rows > empty > failed; later wins ties)
             best = max(reversed(executed), key=lambda c: c.rank, default=None)
             if best is None or best.rank == 0:
-                answer.error = f"no working query after {self.options.max_rounds} rounds"
+                answer.error = f"no working query after {answer.rounds} rounds"
                 answer.sql = best.sql if best is not None else ""
                 return
             final = Observation("", sql=best.sql, result=best.result)

@@ -14,6 +14,7 @@ from kgsql.errors import InputError
 from kgsql.llm.trace import Trace
 
 MAX_QUESTION_CHARS = 2000
+HTML_ROWS = 20  # rows a notebook shows
 
 
 @dataclass
@@ -72,6 +73,41 @@ class Answer:
     def records(self) -> list[dict[str, Any]]:
         """Rows as dicts, ready for ``pandas.DataFrame(answer.records())``."""
         return [dict(zip(self.columns, row)) for row in self.rows]
+
+    @property
+    def df(self) -> Any:
+        """The rows as a pandas DataFrame (``pip install 'kgsql[notebook]'``)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise InputError("answer.df needs pandas: pip install 'kgsql[notebook]' (or use answer.records())") from None
+        return pd.DataFrame(list(self.rows), columns=list(self.columns))
+
+    def __repr__(self) -> str:
+        """One line: the SQL, the row count or the error, the cost (the full record is ``to_dict()``)."""
+        status = f"error={self.error!r}" if self.error else f"rows={len(self.rows)}{'+' if self.truncated else ''}"
+        sql = self.sql if len(self.sql) <= 80 else self.sql[:77] + "..."
+        return (f"Answer(db={self.db!r}, sql={sql!r}, {status}, tokens={self.tokens.get('total', 0)}, "
+                f"{self.latency_s:.1f}s)")
+
+    def _repr_html_(self) -> str:
+        """Notebooks: the SQL, then the first rows as a table (or the error)."""
+        from html import escape
+
+        parts = [f"<div><b>{escape(self.question)}</b> <small>({escape(self.db)}, "
+                 f"{self.tokens.get('total', 0)} tokens, {self.latency_s:.1f} s)</small>",
+                 f"<pre>{escape(self.sql or '(no SQL)')}</pre>"]
+        if self.error:
+            parts.append(f"<p style='color:#b00'>{escape(self.error)}</p>")
+        else:
+            head = "".join(f"<th>{escape(str(c))}</th>" for c in self.columns)
+            body = "".join("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in row) + "</tr>"
+                           for row in self.rows[:HTML_ROWS])
+            more = len(self.rows) - HTML_ROWS
+            parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+            if more > 0 or self.truncated:
+                parts.append(f"<small>{max(more, 0)} more rows{' (truncated)' if self.truncated else ''}</small>")
+        return "".join(parts) + "</div>"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

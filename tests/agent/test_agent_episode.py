@@ -65,9 +65,25 @@ def test_the_round_limit_returns_the_best_query_it_ran(graph) -> None:  # type: 
     assert answer.rounds == 4 and len(lm.calls) == 4
     assert answer.sql == LONGEST and answer.rows == [("Silver River",)] and answer.error is None
 
-    nothing = AgentMethod(graph, ScriptedLM(['Action: ExecuteSQL("SELECT nope FROM rivers")'] * 2),
+    nothing = AgentMethod(graph, ScriptedLM(['Action: ExecuteSQL("SELECT nope FROM rivers")',
+                                            'Action: ExecuteSQL("SELECT nope2 FROM rivers")']),
                           AgentOptions(max_rounds=2)).ask("Longest river?", "episode_geo")
-    assert nothing.error == "no working query after 2 rounds" and nothing.sql == "SELECT nope FROM rivers"
+    assert nothing.error == "no working query after 2 rounds" and nothing.sql == "SELECT nope2 FROM rivers"
+
+
+def test_a_repeated_step_is_not_run_again_and_the_last_round_asks_for_done(graph) -> None:  # type: ignore[no-untyped-def]
+    lm = ScriptedLM(['Action: SearchColumn("river length")', "Action: SearchColumn('river length')",
+                     f'Action: ExecuteSQL("{LONGEST}")', f'Action: ExecuteSQL("{LONGEST}")'])
+    answer = AgentMethod(graph, lm, AgentOptions(max_rounds=4)).ask("Longest river?", "episode_geo")
+    assert answer.steps[1]["repeated"] == 1 and answer.steps[3]["repeated"] == 3
+    assert answer.steps[1]["observation"].startswith("You already did this in round 1")
+    assert lm.calls[3].messages[-1]["content"].endswith("One step left: finish now with Done(sql).")
+    assert answer.candidates == [LONGEST] and answer.sql == LONGEST and answer.rows == [("Silver River",)]
+
+    stuck = ScriptedLM(['Action: SearchColumn("river length")'] * 4 + ['Action: Done("SELECT 1")'])
+    looped = AgentMethod(graph, stuck).ask("Longest river?", "episode_geo")
+    assert looped.rounds == 4 and len(stuck.calls) == 4 and looped.steps[-1]["observation"].startswith("(stopped")
+    assert looped.error == "no working query after 4 rounds"
 
 
 def test_a_failing_final_query_gets_one_chance_and_evidence_reaches_the_model(graph) -> None:  # type: ignore[no-untyped-def]

@@ -132,6 +132,18 @@ def test_export_pictures(schema_graph, make_sqlite, unique_name, tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_png_without_matplotlib_is_an_install_hint(schema_graph, make_sqlite, unique_name, tmp_path, monkeypatch):
+    import sys
+
+    from kgsql.errors import InputError
+
+    db = unique_name("uni")
+    schema_graph.ingest(make_sqlite(db, UNIVERSITY))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails as if not installed
+    with pytest.raises(InputError, match=r"needs matplotlib: pip install 'kgsql\[viz\]'"):
+        schema_graph.export(db, tmp_path / "g.png")
+
+
 def test_export_command_draws_the_same_picture(schema_graph, graph_root, make_sqlite, unique_name, tmp_path,
                                                capsys):
     """``python -m kgsql.graph export`` reads the graph itself (the graph package does not use the facade)."""

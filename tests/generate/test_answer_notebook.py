@@ -1,0 +1,33 @@
+"""What a notebook user sees of an answer: a short repr, an HTML table, a DataFrame."""
+from __future__ import annotations
+
+import pytest
+
+from kgsql.generate.answer import Answer
+
+
+def answer(**kw) -> Answer:  # type: ignore[no-untyped-def]
+    base = dict(question="Which river is longest?", db="geo", sql="SELECT name FROM rivers LIMIT 1",
+                columns=["name"], rows=[("Silver <River>",)], tokens={"total": 812}, latency_s=1.25)
+    return Answer(**{**base, **kw})
+
+
+def test_repr_is_one_short_line() -> None:
+    assert repr(answer()) == "Answer(db='geo', sql='SELECT name FROM rivers LIMIT 1', rows=1, tokens=812, 1.2s)"
+    long = repr(answer(sql="SELECT " + "x, " * 100 + "y FROM t", error="no such column: x", rows=[]))
+    assert "error='no such column: x'" in long and len(long) < 200 and "\n" not in long
+
+
+def test_html_shows_the_sql_and_an_escaped_table() -> None:
+    html = answer()._repr_html_()
+    assert "<pre>SELECT name FROM rivers LIMIT 1</pre>" in html
+    assert "<th>name</th>" in html and "<td>Silver &lt;River&gt;</td>" in html
+    many = answer(rows=[(str(i),) for i in range(25)], truncated=True)._repr_html_()
+    assert many.count("<tr>") == 21 and "5 more rows (truncated)" in many
+    assert "color:#b00'>boom</p>" in answer(error="boom")._repr_html_()
+
+
+def test_df_is_a_dataframe() -> None:
+    pd = pytest.importorskip("pandas")
+    df = answer(rows=[("a",), ("b",)]).df
+    assert isinstance(df, pd.DataFrame) and list(df["name"]) == ["a", "b"]
