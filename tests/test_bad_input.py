@@ -59,6 +59,13 @@ def test_profile_naming_an_unknown_table(cli_env, example_db, tmp_path):
     assert "citiez" in line and "cities" in line
 
 
+def test_ingest_a_database_url_says_what_is_supported_and_hides_the_password(cli_env):
+    proc = run("kgsql.ingest", ["postgresql://ann:hunter2@db.example:5432/sales"], cli_env)
+    line = one_line(proc)
+    assert "postgresql://ann:***@db.example:5432/sales: database URLs" in line and "SQLite/SpatiaLite file" in line
+    assert "hunter2" not in proc.stderr + proc.stdout
+
+
 def test_ask_unknown_database(cli_env):
     line = one_line(run("kgsql.ask", ["--db", "no_such_db_here", "How many?"], cli_env))
     assert "database 'no_such_db_here' is not in the graph" in line

@@ -25,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Ingest a SQLite/SpatiaLite file, or a folder of them (e.g. Spider's database/), "
         "into the schema knowledge graph.",
     )
-    p.add_argument("source", type=Path, nargs="?",
+    p.add_argument("source", type=source_path, nargs="?",
                    help="a .sqlite file or a folder holding them (optional with --history: mine already ingested databases)")
     p.add_argument("--history", type=Path,
                    help="a query log to learn from: Spider/BIRD JSON or JSONL of {question, sql, db_id[, evidence]}")
@@ -52,6 +52,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
+
+
+def source_path(text: str) -> Path:
+    """A file or folder path; a database URL gets one line saying what is supported, password masked."""
+    import re
+
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text):
+        from kgsql.secrets import redact_uri
+
+        raise argparse.ArgumentTypeError(
+            f"{redact_uri(text)}: database URLs (PostgreSQL, DuckDB, ...) are not supported yet; "
+            f"give a SQLite/SpatiaLite file or a folder of them")
+    return Path(text)
 
 
 def main(argv: list[str] | None = None) -> int:
