@@ -27,6 +27,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "llm": ("kgsql.llm.cli", "fetch and serve the local models (pull, serve)"),
     "graph": ("kgsql.graph.__main__", "manage the embedded graph server (status, start, stop, export)"),
     "fewshot": ("kgsql.fewshot.__main__", "few-shot example pools"),
+    "serve": ("kgsql.serve.__main__", "keep graph, encoder and model warm behind a local HTTP API (ask uses it)"),
     "mcp": ("kgsql.mcp.__main__", "serve the graph's tools to MCP clients (stdio, or --http on loopback)"),
 }
 

@@ -109,55 +109,92 @@ def format_table(columns: list[str], rows: list[tuple[Any, ...]], limit: int = 2
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        from kgsql.generate.answer import check_question
-        from kgsql.schema_graph import SchemaGraph
-        from kgsql.llm.factory import default_lm
-        from kgsql.llm.openai_lm import check_endpoint
-        from kgsql.methods import build, get_method
-
-        check_question(args.question)
-        spec = get_method(args.method)  # unknown method: fail before starting anything
-        overrides = overrides_from(args, {f.name for f in fields(spec.options)})
-        check_endpoint()  # KGSQL_LLM_BASE_URL malformed or down: fail now, before graph and retrieval work
-        with SchemaGraph.open(args.graph) as graph:
-            graph.database_info(args.db)  # unknown database: fail before starting a model
-            pool = load_examples(args.examples, graph) if args.examples is not None else None
-            if pool is None and getattr(spec.options, "shots", 0) and overrides.get("shots", 1):
-                print(f"kgsql.ask: no examples given (--examples FILE): method '{args.method}' runs zero-shot",
-                      file=sys.stderr)
-            t2s = build(args.method, graph, default_lm(), pool=pool, **overrides)
-            answer = t2s.ask(args.question, db=args.db, evidence=args.evidence)
+        data = _via_service(args)
+        if data is None:
+            data = _here(args)
     except KgsqlError as exc:
         print(f"kgsql.ask: error: {redact(str(exc))}", file=sys.stderr)
         return 1
-    if answer.error and not answer.sql:  # nothing to show: the model never produced SQL
-        print(f"kgsql.ask: error: {redact(answer.error)}", file=sys.stderr)
+    if data["error"] and not data["sql"]:  # nothing to show: the model never produced SQL
+        print(f"kgsql.ask: error: {redact(data['error'])}", file=sys.stderr)
         return 1
     if args.json:
-        data = answer.to_dict()
         if not args.trace:
-            data.pop("prompts")
+            data.pop("prompts", None)
         print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     else:
-        if args.trace and answer.steps:  # agent mode: the episode, step by step
-            for step in answer.steps:
-                for key in ("thought", "action", "error", "observation"):
-                    if step.get(key):
-                        print(f"{key.capitalize()}: {step[key]}")
-                print()
-        elif args.trace:
-            for step in answer.prompts:
-                print(f"----- {step['step']} prompt -----\n{step['messages'][-1]['content']}\n"
-                      f"----- {step['step']} response -----\n{step['response']}\n")
-        if answer.evidence:
-            print(f"Evidence: {answer.evidence}")
-        print(f"SQL: {answer.sql or '(none)'}")
-        if answer.error:
-            print(f"Error: {answer.error}")
-        else:
-            print(format_table(answer.columns, answer.rows))
-        print(f"({answer.rounds} round(s), {answer.tokens.get('total', 0)} tokens, {answer.latency_s:.1f}s)")
-    return 0 if answer.error is None else 2
+        show(data, trace=args.trace)
+    return 0 if data["error"] is None else 2
+
+
+def _via_service(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The answer from a running ``kgsql serve`` (nothing to load here), or None to answer in-process.
+
+    ``--graph`` and ``--examples`` are answered here: the service has its own graph and examples."""
+    if args.graph is not None or args.examples is not None:
+        return None
+    from kgsql.serve.client import call, find_service
+
+    url = find_service()
+    if url is None:
+        return None
+    limits = {"timeout_s": args.timeout, "max_rows": args.max_rows, "user_evidence": args.user_evidence}
+    if args.max_rounds is not None:
+        limits["max_rounds"] = args.max_rounds
+    sets = {f: False for flag, (names, _h) in OFF_FLAGS.items()
+            if getattr(args, flag.lstrip("-").replace("-", "_")) for f in names}
+    sets.update({k: v for k, v in (item.split("=", 1) for item in args.sets if "=" in item)})
+    bad = [item for item in args.sets if "=" not in item]
+    if bad:
+        raise InputError(f"--set {bad[0]}: expected KEY=VALUE")
+    body = {"db": args.db, "question": args.question, "method": args.method, "evidence": args.evidence,
+            "sets": sets, "limits": limits, "trace": args.trace}
+    return call(url, "POST", "/api/ask", body)
+
+
+def _here(args: argparse.Namespace) -> dict[str, Any]:
+    """Answer in this process: open the graph, build the method, start the model."""
+    from kgsql.generate.answer import check_question
+    from kgsql.llm.factory import default_lm
+    from kgsql.llm.openai_lm import check_endpoint
+    from kgsql.methods import build, get_method
+    from kgsql.schema_graph import SchemaGraph
+
+    check_question(args.question)
+    spec = get_method(args.method)  # unknown method: fail before starting anything
+    overrides = overrides_from(args, {f.name for f in fields(spec.options)})
+    check_endpoint()  # KGSQL_LLM_BASE_URL malformed or down: fail now, before graph and retrieval work
+    with SchemaGraph.open(args.graph) as graph:
+        graph.database_info(args.db)  # unknown database: fail before starting a model
+        pool = load_examples(args.examples, graph) if args.examples is not None else None
+        if pool is None and getattr(spec.options, "shots", 0) and overrides.get("shots", 1):
+            print(f"kgsql.ask: no examples given (--examples FILE): method '{args.method}' runs zero-shot",
+                  file=sys.stderr)
+        t2s = build(args.method, graph, default_lm(), pool=pool, **overrides)
+        return t2s.ask(args.question, db=args.db, evidence=args.evidence).to_dict()
+
+
+def show(data: dict[str, Any], *, trace: bool = False) -> None:
+    """The answer for a person: (the episode or the prompts,) the SQL, the table, the cost."""
+    if trace and data.get("steps"):  # agent mode: the episode, step by step
+        for step in data["steps"]:
+            for key in ("thought", "action", "error", "observation"):
+                if step.get(key):
+                    print(f"{key.capitalize()}: {step[key]}")
+            print()
+    elif trace:
+        for step in data.get("prompts") or []:
+            print(f"----- {step['step']} prompt -----\n{step['messages'][-1]['content']}\n"
+                  f"----- {step['step']} response -----\n{step['response']}\n")
+    if data.get("evidence"):
+        print(f"Evidence: {data['evidence']}")
+    print(f"SQL: {data['sql'] or '(none)'}")
+    if data["error"]:
+        print(f"Error: {data['error']}")
+    else:
+        print(format_table(data["columns"], [tuple(r) for r in data["rows"]]))
+    tokens = (data.get("tokens") or {}).get("total", 0)
+    print(f"({data.get('rounds', 0)} round(s), {tokens} tokens, {float(data.get('latency_s') or 0):.1f}s)")
 
 
 if __name__ == "__main__":

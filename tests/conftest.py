@@ -77,6 +77,7 @@ def cli_env(graph_root: Path) -> dict[str, str]:
     """Environment for CLI subprocesses: the session's embedded graph, no stray config."""
     env = dict(os.environ)
     env["KGSQL_GRAPH_DIR"] = str(graph_root)
+    env["KGSQL_NO_SERVICE"] = "1"  # a developer's running `kgsql serve` must not answer the tests' asks
     for var in ("KGSQL_GRAPH_URI", "NEO4J_URI", "KGSQL_CONFIG"):
         env.pop(var, None)
     return env

@@ -20,7 +20,7 @@ LAYERS: list[set[str]] = [
     {"generate"},
     {"stages", "agent"},
     {"methods"},
-    {"eval", "lab", "mcp"},
+    {"eval", "lab", "mcp", "serve"},
     {"ask", "demo", "__main__", "__init__"},
 ]
 LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}

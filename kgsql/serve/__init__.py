@@ -1,0 +1,6 @@
+"""``kgsql serve``: one warm local process (graph, encoder, indexes, model) behind a small HTTP API.
+
+* ``service``  the loaded parts and each operation as a function
+* ``http``     the ``/api/`` routes, limits and the OpenAPI description
+* ``client``   finding a running service (``kgsql ask`` uses it when there is one)
+"""

@@ -1,0 +1,139 @@
+"""What the warm service keeps loaded, and each API call as a plain function of it.
+
+One process holds the graph connection, the encoder and value indexes (one
+``SchemaRetriever``), the model (the local server stays up) and the built
+methods, so a repeated ``ask`` costs only its own work. The HTTP layer
+(:mod:`kgsql.serve.http`) only parses requests and calls these methods.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import fields
+from typing import Any, Callable
+
+from kgsql.errors import InputError
+
+MAX_ROWS = 1000  # rows an API answer carries at most
+
+
+class Service:
+    """The loaded parts and the operations of ``/api/``; every method returns JSON-ready data."""
+
+    def __init__(self, open_graph: Callable[[], Any], make_lm: Callable[[], Any] | None = None) -> None:
+        self._open_graph = open_graph
+        self._make_lm = make_lm
+        self._graph: Any = None
+        self._retriever: Any = None
+        self._lm: Any = None
+        self._methods: dict[tuple[str, str], Any] = {}
+        self._load = threading.Lock()   # building shared parts
+        self.model_lock = threading.Lock()  # one question at a time reaches the model
+
+    # ------------------------------------------------------------------ loaded parts
+
+    @property
+    def graph(self) -> Any:
+        with self._load:
+            if self._graph is None:
+                self._graph = self._open_graph()
+            return self._graph
+
+    def retriever(self) -> Any:
+        with self._load:
+            if self._retriever is None:
+                from kgsql.retrieve import SchemaRetriever
+
+                self._retriever = SchemaRetriever()
+            return self._retriever
+
+    def lm(self) -> Any:
+        with self._load:
+            if self._lm is None:
+                if self._make_lm is None:
+                    from kgsql.llm.factory import default_lm
+
+                    self._make_lm = default_lm
+                self._lm = self._make_lm()
+            return self._lm
+
+    def method(self, name: str, overrides: dict[str, Any]) -> Any:
+        """The built method (cached by name and options, so its indexes stay warm)."""
+        from kgsql.methods import build, get_method
+
+        spec = get_method(name)
+        known = {f.name for f in fields(spec.options)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise InputError(f"unknown option(s) {', '.join(unknown)} for method '{name}'")
+        key = (name, repr(sorted(overrides.items())))
+        if key not in self._methods:
+            self._methods[key] = build(name, self.graph, self.lm(), retriever=self.retriever(), **overrides)
+        return self._methods[key]
+
+    def close(self) -> None:
+        if self._graph is not None:
+            self._graph.close()
+
+    # ------------------------------------------------------------------ operations
+
+    def databases(self) -> list[dict[str, Any]]:
+        out = []
+        for name in self.graph.databases():
+            info = self.graph.database_info(name)
+            out.append({"name": name, "tables": len(self.graph.tables(name)),
+                        "spatial": bool(info.get("is_spatial", False))})
+        return out
+
+    def table(self, db: str, table: str) -> dict[str, Any]:
+        schema = self.graph.schema(db)
+        t = schema.table(table)
+        return {"db": db, "name": t.name, "description": t.description, "row_count": t.row_count,
+                "columns": [{"name": c.name, "type": c.type, "primary_key": c.is_primary_key,
+                             "description": c.description, "values": list(c.value_examples[:5]),
+                             "min": c.stats.min, "max": c.stats.max,
+                             "geometry": c.spatial.geometry_type if c.spatial else None} for c in t.columns],
+                "foreign_keys": [{"from": f"{fk.table}.{fk.column}", "to": f"{fk.ref_table}.{fk.ref_column}",
+                                  "origin": fk.origin} for fk in schema.foreign_keys
+                                 if t.name in (fk.table, fk.ref_table)]}
+
+    def select(self, db: str, question: str) -> dict[str, Any]:
+        from kgsql.generate.answer import check_question
+
+        schema = self.graph.schema(db)
+        selection = self.retriever().select(schema, check_question(question), db_path=schema.path or None)
+        return selection.to_dict()
+
+    def ask(self, db: str, question: str, *, method: str = "kgsql", evidence: str | None = None,
+            sets: dict[str, Any] | None = None, limits: dict[str, Any] | None = None,
+            trace: bool = False) -> dict[str, Any]:
+        """``sets``: method options (an option the method lacks is an error); ``limits``: options
+        applied where the method has them (timeout_s, max_rows, ...), as ``ask``'s flags are."""
+        from kgsql.eval.method import parse_sets
+        from kgsql.methods import get_method
+
+        self.graph.database_info(db)  # unknown database: one clear error before any model work
+        known = {f.name for f in fields(get_method(method).options)}
+        unknown = sorted(set(sets or {}) - known)
+        if unknown:
+            raise InputError(f"unknown option(s) {', '.join(unknown)} for method '{method}'")
+        overrides = parse_sets([f"{k}={v}" for k, v in (limits or {}).items() if k in known])
+        overrides.update(parse_sets([f"{k}={v}" for k, v in (sets or {}).items()]))
+        with self.model_lock:
+            answer = self.method(method, overrides).ask(question, db=db, evidence=evidence)
+        data = answer.to_dict()
+        data["rows"] = data["rows"][:MAX_ROWS]
+        if not trace:
+            data.pop("prompts", None)
+        return data
+
+    def sql(self, db: str, sql: str) -> dict[str, Any]:
+        import os
+
+        from kgsql.db.guard import execute_query
+
+        path = self.graph.schema(db).path
+        if not path or not os.path.exists(path):
+            raise InputError(f"the file of database '{db}' is not available to run SQL")
+        result = execute_query(path, sql, timeout_s=30.0, max_rows=MAX_ROWS)
+        return {"columns": result.columns, "rows": [list(r) for r in result.rows], "truncated": result.truncated,
+                "elapsed_s": round(result.elapsed_s, 4)}

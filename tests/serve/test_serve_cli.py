@@ -1,0 +1,61 @@
+"""``kgsql serve`` as a user runs it: ask goes to the warm service; a repeated question reaches no model."""
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+from llm_stub import Reply, StubServer, chat_body  # noqa: E402
+
+LONGEST = "SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1"
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ask_uses_the_running_service(cli_env, example_db: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    stub = StubServer().always(Reply(body=chat_body(LONGEST)))
+    env = dict(cli_env, KGSQL_CACHE_DIR=str(tmp_path / "cache"), KGSQL_LLM_MODEL="stub-model")
+    env.pop("KGSQL_NO_SERVICE")
+    serve_env = dict(env, KGSQL_LLM_BASE_URL=stub.base_url)
+    ingest = subprocess.run([sys.executable, "-m", "kgsql", "ingest", str(example_db), "--name", "serve_geo"],
+                            capture_output=True, text=True, env=serve_env, timeout=300)
+    assert ingest.returncode == 0, ingest.stderr
+    server = subprocess.Popen([sys.executable, "-m", "kgsql", "serve", "--port", "0"], env=serve_env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    state = tmp_path / "cache" / "service.json"
+    try:
+        deadline = time.monotonic() + 120
+        while not state.exists() and time.monotonic() < deadline:
+            assert server.poll() is None, server.stderr.read() if server.stderr else ""
+            time.sleep(0.2)
+        url = json.loads(state.read_text())["url"]
+        assert url.startswith("http://127.0.0.1:") and (state.stat().st_mode & 0o077) == 0
+        # the asking process has no working model endpoint: only the service can answer
+        ask_env = dict(env, KGSQL_LLM_BASE_URL=f"http://127.0.0.1:{closed_port()}/v1")
+        ask = [sys.executable, "-m", "kgsql", "ask", "--db", "serve_geo", "Which river is the longest?"]
+        first = subprocess.run(ask, capture_output=True, text=True, env=ask_env, timeout=300)
+        calls_after_first = stub.hits
+        t0 = time.perf_counter()
+        second = subprocess.run([*ask, "--json"], capture_output=True, text=True, env=ask_env, timeout=300)
+        second_s = time.perf_counter() - t0
+        missing = subprocess.run([sys.executable, "-m", "kgsql", "ask", "--db", "nope", "q?"], capture_output=True,
+                                 text=True, env=ask_env, timeout=300)
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        stub.close()
+    assert first.returncode == 0, first.stderr
+    assert f"SQL: {LONGEST}" in first.stdout and "Silver River" in first.stdout
+    assert second.returncode == 0 and json.loads(second.stdout)["rows"] == [["Silver River"]]
+    assert stub.hits == calls_after_first >= 1  # the repeat was answered from the service's response cache
+    assert second_s < 30  # docs/serve.md measures it on a quiet machine
+    assert missing.returncode == 1 and "database 'nope' is not in the graph" in missing.stderr
+    assert not state.exists()  # removed when the service stopped

@@ -1,0 +1,128 @@
+"""The service's HTTP API in-process: routes, errors, limits, the read-only guard, the OpenAPI page."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from kgsql.llm.scripted import ScriptedLM
+from kgsql.serve.http import ApiServer
+from kgsql.serve.service import Service
+
+LONGEST = "SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1"
+
+
+class _Graph:
+    """The session's graph, not closed by the service (other tests share it)."""
+
+    def __init__(self, graph: Any) -> None:
+        self._graph = graph
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._graph, name)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def api(schema_graph, example_db: Path) -> Iterator[tuple[ApiServer, ScriptedLM]]:  # type: ignore[no-untyped-def]
+    schema_graph.ingest(example_db, name="api_geo")
+    lm = ScriptedLM(default=LONGEST)
+    server = ApiServer(("127.0.0.1", 0), Service(lambda: _Graph(schema_graph), lambda: lm), max_busy=2)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield server, lm
+    server.shutdown()
+    server.server_close()
+
+
+def request(server: ApiServer, verb: str, path: str, body: Any = None, raw: bytes | None = None) -> tuple[int, Any]:
+    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+    req = urllib.request.Request(server.url + path, data=data, method=verb)
+    try:
+        with urllib.request.urlopen(req, timeout=300) as r:
+            text = r.read().decode()
+            return r.status, json.loads(text) if r.headers["Content-Type"] == "application/json" else text
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_databases_tables_selection_and_sql(api) -> None:  # type: ignore[no-untyped-def]
+    server, _lm = api
+    status, dbs = request(server, "GET", "/api/databases")
+    assert status == 200 and {"name": "api_geo", "tables": 4, "spatial": True} in dbs
+    status, table = request(server, "GET", "/api/databases/api_geo/tables/rivers")
+    assert status == 200 and [c["name"] for c in table["columns"]] == ["river_id", "name", "length_km", "Shape"]
+    assert {"from": "river_cities.river_id", "to": "rivers.river_id", "origin": "declared"} in table["foreign_keys"]
+    status, selection = request(server, "POST", "/api/select", {"db": "api_geo", "question": "longest river?"})
+    assert status == 200 and "rivers" in selection["tables"]
+    status, rows = request(server, "POST", "/api/sql", {"db": "api_geo", "sql": "SELECT count(*) FROM cities"})
+    assert status == 200 and rows["rows"] == [[12]] and rows["columns"] == ["count(*)"]
+
+
+def test_ask_answers_and_keeps_its_method_warm(api) -> None:  # type: ignore[no-untyped-def]
+    server, lm = api
+    body = {"db": "api_geo", "question": "Which river is the longest?", "sets": {"shots": 0},
+            "limits": {"timeout_s": 20, "max_rows": 50}}
+    status, answer = request(server, "POST", "/api/ask", body)
+    assert status == 200 and answer["sql"] == LONGEST and answer["rows"] == [["Silver River"]]
+    assert "prompts" not in answer
+    status, traced = request(server, "POST", "/api/ask", {**body, "trace": True})
+    assert status == 200 and traced["prompts"][0]["step"] == "sql"
+    assert len(server.service._methods) == 1  # the same method object served both
+
+
+@pytest.mark.parametrize("verb,path,body,code,message", [
+    ("POST", "/api/sql", {"db": "api_geo", "sql": "DROP TABLE cities"}, 400, "not a read-only query"),
+    ("POST", "/api/sql", {"db": "nope", "sql": "SELECT 1"}, 404, "nope"),
+    ("POST", "/api/ask", {"db": "api_geo"}, 400, "'question' must be a non-empty string"),
+    ("POST", "/api/ask", {"db": "api_geo", "question": "q?", "sets": {"colour": 1}}, 400, "unknown option(s) colour"),
+    ("POST", "/api/ask", {"db": "api_geo", "question": "q?", "method": "nope"}, 404, "unknown method"),
+    ("GET", "/api/databases/api_geo/tables/nope", None, 404, "nope"),
+    ("GET", "/api/nothing", None, 404, "no route GET /api/nothing"),
+    ("POST", "/api/select", [1, 2], 400, "must be a JSON object"),
+])
+def test_errors_are_one_json_line(api, verb: str, path: str, body: Any, code: int, message: str) -> None:  # type: ignore[no-untyped-def]
+    status, payload = request(api[0], verb, path, body)
+    assert status == code and message in payload["error"] and "\n" not in payload["error"]
+
+
+def test_limits_body_size_and_busy(api, example_db: Path) -> None:  # type: ignore[no-untyped-def]
+    server, _lm = api
+    status, payload = request(server, "POST", "/api/sql", raw=b"{" + b" " * (70 * 1024) + b"}")
+    assert status == 413 and "64 KiB" in payload["error"]
+    status, payload = request(server, "POST", "/api/sql", raw=b"{not json")
+    assert status == 400 and payload["error"].startswith("not JSON")
+    for _ in range(2):  # both slots taken: the next request is refused, not queued
+        server.slots.acquire()
+    try:
+        status, payload = request(server, "GET", "/api/databases")
+    finally:
+        for _ in range(2):
+            server.slots.release()
+    assert status == 503 and "busy" in payload["error"]
+    before = example_db.stat().st_mtime_ns
+    request(server, "POST", "/api/sql", {"db": "api_geo", "sql": "DELETE FROM cities"})
+    assert example_db.stat().st_mtime_ns == before
+
+
+def test_openapi_and_docs(api) -> None:  # type: ignore[no-untyped-def]
+    server, _lm = api
+    status, spec = request(server, "GET", "/api/openapi.json")
+    assert status == 200 and spec["openapi"] == "3.1.0"
+    assert set(spec["paths"]) == {"/api/health", "/api/databases", "/api/databases/{db}/tables/{table}",
+                                  "/api/select", "/api/ask", "/api/sql"}
+    assert spec["paths"]["/api/ask"]["post"]["requestBody"]["content"]["application/json"]["schema"]["required"] \
+        == ["db", "question"]
+    status, page = request(server, "GET", "/api/docs")
+    assert status == 200 and "<code>/api/ask</code>" in page and "question*" in page
+    t0 = time.perf_counter()
+    assert request(server, "GET", "/api/health")[1]["ok"] is True
+    assert time.perf_counter() - t0 < 5
