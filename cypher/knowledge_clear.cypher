@@ -1,4 +1,4 @@
-// Remove every mined fact and mined-pair mark of a database (when the database is dropped).
+// Remove every mined fact, mined-pair mark and stored example of a database (when the database is dropped).
 MATCH (n)
-WHERE (n:Fact OR n:MinedPair) AND n.database = $name
+WHERE (n:Fact OR n:MinedPair OR n:Example) AND n.database = $name
 DETACH DELETE n;

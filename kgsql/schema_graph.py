@@ -71,6 +71,14 @@ class SchemaGraph:
 
         return learn_one(self.store, question, sql, db).to_dict()
 
+    def examples(self, database: str) -> list[dict[str, Any]]:
+        """The (question, SQL) pairs ``database`` was taught (``learn``, ``ingest --history``): its own
+        few-shot examples, ``{key, question, sql, source, added}``."""
+        from kgsql.graph.examples import list_examples
+
+        queries.require_database(self.store, database)
+        return list_examples(self.store, database)
+
     def knowledge(self, database: str, *, kind: str | None = None, origin: str | None = None) -> list[Fact]:
         """What was mined about ``database`` (each fact with its provenance)."""
         queries.require_database(self.store, database)

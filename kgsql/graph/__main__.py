@@ -1,5 +1,6 @@
-"""``python -m kgsql.graph status|start|stop|export|knowledge``: the embedded graph server, exports,
-and what was mined from query logs (``knowledge --db NAME``: list; ``--remove KEY`` / ``--remove-origin rule``)."""
+"""``python -m kgsql.graph status|start|stop|export|knowledge|examples``: the embedded graph server, exports,
+what was mined from query logs (``knowledge --db NAME``: list; ``--remove KEY`` / ``--remove-origin rule``),
+and the (question, SQL) examples a database was taught (``examples --db NAME``; ``--remove KEY``)."""
 from __future__ import annotations
 
 import json
@@ -13,16 +14,17 @@ from kgsql.graph.embedded import default_graph_dir, ensure_server, running_serve
 
 def main(argv: list[str] | None = None) -> int:
     p = OneLineParser(prog="python -m kgsql.graph", description=__doc__)
-    p.add_argument("command", choices=["status", "start", "stop", "export", "knowledge"])
+    p.add_argument("command", choices=["status", "start", "stop", "export", "knowledge", "examples"])
     p.add_argument("--root", type=Path, default=None, help="embedded server folder (default: KGSQL_GRAPH_DIR or ~/.cache/kgsql/graph)")
     p.add_argument("--db", help="export: database name")
     p.add_argument("--out", type=Path, help="export: output file (.html, .svg or .png)")
     p.add_argument("--graph", help="export, knowledge: Bolt URI (default: embedded)")
     p.add_argument("--kind", help="knowledge: only facts of this kind (join, expression, value, usage, description)")
     p.add_argument("--origin", help="knowledge: only facts found by this miner (rule, llm)")
-    p.add_argument("--remove", action="append", default=[], metavar="KEY", help="knowledge: remove the fact with this key")
+    p.add_argument("--remove", action="append", default=[], metavar="KEY",
+                   help="knowledge, examples: remove the fact / example with this key")
     p.add_argument("--remove-origin", metavar="ORIGIN", help="knowledge: remove every fact of this miner (rule, llm)")
-    p.add_argument("--json", action="store_true", help="knowledge: print JSON")
+    p.add_argument("--json", action="store_true", help="knowledge, examples: print JSON")
     args = p.parse_args(argv)
     root = args.root or default_graph_dir()
     try:
@@ -40,6 +42,10 @@ def main(argv: list[str] | None = None) -> int:
             if not args.db:
                 p.error("knowledge needs --db")
             return _knowledge(args, root)
+        elif args.command == "examples":
+            if not args.db:
+                p.error("examples needs --db")
+            return _examples(args, root)
         else:
             if not args.db or not args.out:
                 p.error("export needs --db and --out")
@@ -79,6 +85,27 @@ def _knowledge(args, root: Path) -> int:  # type: ignore[no-untyped-def]
         said = f'  "{f.text}"' if f.text else ""
         print(f"{f.kind:<11} {what}{said}  x{f.count}  [{f.origin}, {len(f.sources)} pair(s), {f.mined_at}]")
     print(f"{len(facts)} fact(s) about {args.db}")
+    return 0
+
+
+def _examples(args, root: Path) -> int:  # type: ignore[no-untyped-def]
+    """List, or remove, the (question, SQL) examples one database was taught."""
+    from kgsql.graph.examples import list_examples, remove_examples
+    from kgsql.graph.queries import require_database
+    from kgsql.graph.store import GraphStore
+
+    with GraphStore.open(args.graph, embedded_root=root) as store:
+        require_database(store, args.db)
+        if args.remove:
+            print(f"removed {remove_examples(store, args.db, args.remove)} example(s) from {args.db}")
+            return 0
+        examples = list_examples(store, args.db)
+    if args.json:
+        print(json.dumps(examples, indent=1, ensure_ascii=False))
+        return 0
+    for e in examples:
+        print(f"{e['key']}  [{e['source']}, {e['added']}]\n  Q: {e['question']}\n  SQL: {e['sql']}")
+    print(f"{len(examples)} example(s) taught to {args.db}")
     return 0
 
 

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Sequence
 
 from kgsql.errors import InputError, UnknownNameError
+from kgsql.graph.examples import save_examples
 from kgsql.graph.facts import mined_pairs, save_facts
 from kgsql.graph.queries import list_databases, load_schema
 from kgsql.graph.store import GraphStore
@@ -47,9 +48,10 @@ MINERS = ("rules", "llm", "both")
 
 
 def learn(store: GraphStore, pairs: Sequence[Pair], *, miner: str = "rules", lm: Any = None,
-          progress: bool = False) -> MiningReport:
+          progress: bool = False, source: str = "history") -> MiningReport:
     """Mine ``pairs`` into the graph with the rules (``kgsql.mining.rules``), the model
-    (``kgsql.mining.llm``, needs ``lm``) or both (module doc)."""
+    (``kgsql.mining.llm``, needs ``lm``) or both (module doc), and keep them as each database's
+    few-shot examples (``source`` says where they came from)."""
     if miner not in MINERS:
         raise InputError(f"miner '{miner}': expected one of {', '.join(MINERS)}")
     if miner != "rules" and lm is None:
@@ -68,6 +70,7 @@ def learn(store: GraphStore, pairs: Sequence[Pair], *, miner: str = "rules", lm:
     llm_stats = LLMMiningStats() if miner != "rules" else None
     origins = [o for o, on in (("rule", miner in ("rules", "both")), ("llm", miner in ("llm", "both"))) if on]
     for db in _progress(sorted(by_db), progress):
+        save_examples(store, db, by_db[db], source)  # the database's own few-shot examples
         schema = None
         for origin in origins:
             done = mined_pairs(store, db, origin)
@@ -114,7 +117,8 @@ def learn_one(store: GraphStore, question: str, sql: str, db: str) -> MiningRepo
 
     if db not in {d["name"] for d in list_databases(store)}:
         raise UnknownNameError(f"database '{db}' is not in the graph; ingest it first")
-    return learn(store, [Pair(pair_id(db, question, sql), db, " ".join(question.split()), sql.strip())])
+    return learn(store, [Pair(pair_id(db, question, sql), db, " ".join(question.split()), sql.strip())],
+                 source="learn")
 
 
 def _progress(items: list[str], enabled: bool) -> Iterable[str]:

@@ -2,12 +2,14 @@
 
 DAIL-SQL's finding, and ours with small local models: similar (question, SQL)
 pairs in the same form as the final question are the cheapest accuracy there
-is. Without a pool the method runs zero-shot.
+is. Without a pool, the examples the database was taught (``SchemaGraph.learn``,
+``ingest --history``: ``graph_examples``) are the pool; without either the
+method runs zero-shot.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from kgsql.stages.state import QuestionState
 
@@ -20,8 +22,10 @@ class PickExamples:
     shots: int = 5
     selection: str = "masked-similarity"
     encoder: Any = None
+    graph_examples: Callable[[str], list[dict[str, Any]]] | None = None  # db -> its taught pairs
     name: str = "examples"
     _selector: Any = field(default=None, init=False, repr=False)
+    _per_db: dict[str, tuple[int, Any]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         from kgsql.fewshot.select import available_selectors
@@ -39,12 +43,31 @@ class PickExamples:
             self._selector = get_selector(self.selection, self.pool, encoder=self.encoder)
         return self._selector
 
+    def selector_for(self, db: str, schema: Any) -> Any:
+        """The pool's selector, else one over ``db``'s taught examples (rebuilt when they change)."""
+        if self.pool is not None or self.graph_examples is None:
+            return self.selector
+        rows = self.graph_examples(db)
+        if not rows:
+            return None
+        cached = self._per_db.get(db)
+        if cached is None or cached[0] != len(rows):
+            from kgsql.fewshot.pool import ExamplePool
+            from kgsql.fewshot.select import get_selector
+
+            records = [{"question": r["question"], "sql": r["sql"], "db_id": db, "id": r["key"]} for r in rows]
+            pool = ExamplePool.from_records(records, name=f"{db}-taught", schemas=lambda _db: schema)
+            cached = (len(rows), get_selector(self.selection, pool, encoder=self.encoder))
+            self._per_db[db] = cached
+        return cached[1]
+
     def run(self, state: QuestionState) -> None:
-        if self.shots <= 0 or self.selector is None:
+        selector = self.selector_for(state.db, state.full) if self.shots > 0 else None
+        if selector is None:
             return
         from kgsql.fewshot.select import ExampleQuery
 
         query = ExampleQuery(state.question, state.full, tuple(v.value for v in state.values))
-        picks = self.selector.select(query, self.shots)
+        picks = selector.select(query, self.shots)
         state.answer.examples = [e.id for e in picks]
         state.examples = [(e.question, " ".join(e.sql.strip().rstrip(";").split())) for e in picks]

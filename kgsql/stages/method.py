@@ -66,6 +66,7 @@ class OneCallOptions:
 
 
 def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], Any], *, pool: Any = None,
+                    graph_examples: Callable[[str], Any] | None = None,
                     encoder: Any = None) -> list[Stage]:
     """The default method's stages, in order, each with its own option group."""
     o = options
@@ -77,7 +78,8 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
         SpatialNotes(functions=o.spatial_functions, enabled=o.sdbms),
         RenderSchema(style=o.schema_style, value_examples=o.value_examples, geo=o.geo),
         GatherEvidence(lm, generate=o.evidence, user=o.user_evidence),
-        PickExamples(pool, shots=o.shots, selection=o.example_selection, encoder=encoder),
+        PickExamples(pool, shots=o.shots, selection=o.example_selection, encoder=encoder,
+                     graph_examples=graph_examples),
         GraphHints(values=o.value_hints, joins=o.join_hints),
         GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,
                     max_rows=o.max_rows),
@@ -110,7 +112,8 @@ class StagedMethod:
                 holder[0] = SchemaRetriever(encoder) if encoder is not None else SchemaRetriever()
             return holder[0]
 
-        stages = one_call_stages(options, lm, get_retriever, pool=pool, encoder=encoder)
+        taught = getattr(graph, "examples", None) if pool is None else None
+        stages = one_call_stages(options, lm, get_retriever, pool=pool, encoder=encoder, graph_examples=taught)
         return cls(graph, lm, stages, options=options, rewrite=options.rewrite)
 
     def schema(self, db: str) -> Any:

@@ -54,6 +54,16 @@ def test_ingest_history_mines_once_lists_and_removes(cli_env, example_db: Path, 
     human = run(["-m", "kgsql.graph", "knowledge", "--db", db, "--kind", "join"], cli_env)
     assert "cities.city_id = provinces.capital_city_id" in human.stdout and "x2" in human.stdout
 
+    examples = run(["-m", "kgsql.graph", "examples", "--db", db, "--json"], cli_env)
+    assert examples.returncode == 0, examples.stderr
+    taught = json.loads(examples.stdout)
+    assert sorted(e["question"] for e in taught) == ["What is the capital of Eastvale?", "Which cities are capitals?"]
+    assert {e["source"] for e in taught} == {"history"}
+    dropped = run(["-m", "kgsql.graph", "examples", "--db", db, "--remove", taught[0]["key"]], cli_env)
+    assert dropped.returncode == 0 and "removed 1 example(s)" in dropped.stdout
+    listed_text = run(["-m", "kgsql.graph", "examples", "--db", db], cli_env).stdout
+    assert "1 example(s) taught to" in listed_text
+
     removed = run(["-m", "kgsql.graph", "knowledge", "--db", db, "--remove", join[0]["key"]], cli_env)
     assert removed.returncode == 0 and "removed 1 fact" in removed.stdout
     gone = run(["-m", "kgsql.graph", "knowledge", "--db", db, "--remove-origin", "rule"], cli_env)

@@ -1,0 +1,46 @@
+"""What a database was taught (SchemaGraph.learn) becomes the default method's few-shot examples."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from kgsql.llm.scripted import ScriptedLM
+from kgsql.methods import build
+from kgsql.retrieve.encoder import HashEncoder
+
+LONGEST = "SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1"
+
+
+class WholeSchema:
+    """No retrieval: the tests look at the examples block only."""
+
+    def select(self, schema, question, db_path=None):  # type: ignore[no-untyped-def]
+        from kgsql.retrieve.selection import SchemaSelection
+
+        return SchemaSelection(schema.name, question, tables=[t.name for t in schema.tables])
+
+
+def test_learnt_pairs_are_shown_as_examples_and_dropped_with_the_database(schema_graph, example_db: Path,
+                                                                         unique_name) -> None:  # type: ignore[no-untyped-def]
+    db = unique_name("taught")
+    schema_graph.ingest(example_db, name=db)
+    lm = ScriptedLM(default=LONGEST)
+    method = build("kgsql", schema_graph, lm, encoder=HashEncoder(), retriever=WholeSchema(),
+                   value_hints=False, join_hints=False)
+    method.ask("Which river is the longest?", db=db)
+    assert "How many provinces" not in lm.calls[-1].prompt  # nothing taught yet: zero-shot
+
+    schema_graph.learn("How many provinces are there?", "SELECT count(*) FROM provinces", db=db)
+    schema_graph.learn("Name the cities founded before 1500.", "SELECT name FROM cities WHERE founded < 1500", db=db)
+    taught = schema_graph.examples(db)
+    assert sorted((e["question"], e["source"]) for e in taught) == [
+        ("How many provinces are there?", "learn"), ("Name the cities founded before 1500.", "learn")]
+    answer = method.ask("Which river is the longest?", db=db)
+    prompt = lm.calls[-1].prompt
+    assert "How many provinces are there?" in prompt and "SELECT count(*) FROM provinces" in prompt
+    assert len(answer.examples) == 2 and answer.rows == [("Silver River",)]
+
+    schema_graph.learn("How many provinces are there?", "SELECT count(*) FROM provinces", db=db)  # again
+    assert len(schema_graph.examples(db)) == 2
+    schema_graph.drop(db)
+    schema_graph.ingest(example_db, name=db)
+    assert schema_graph.examples(db) == []
