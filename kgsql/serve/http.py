@@ -6,6 +6,9 @@
     POST /api/select {"db", "question"}     the schema selection for a question
     POST /api/ask    {"db", "question", "method"?, "evidence"?, "sets"?, "limits"?, "trace"?}   the answer
     POST /api/sql    {"db", "sql"}          rows through the read-only guard
+    GET  /api/databases/{db}/graph          tables, columns and join edges (what the page draws)
+    POST /api/examples {"db", "question", "sql"}   teach a right pair (mined, kept as an example)
+    GET  /                                  the web page (kgsql/serve/web)
     GET  /api/openapi.json, /api/docs       the API described (OpenAPI 3.1) and readable
 
 Bounded: request bodies over 64 KiB are refused (413), at most ``max_busy``
@@ -20,6 +23,7 @@ import os
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import unquote
 
@@ -31,6 +35,11 @@ MAX_BODY = 64 * 1024
 MAX_BUSY = 4
 
 _TABLE = re.compile(r"^/api/databases/([^/]+)/tables/([^/]+)$")
+_PICTURE = re.compile(r"^/api/databases/([^/]+)/graph$")
+WEB = Path(__file__).parent / "web"
+STATIC = {"/": ("index.html", "text/html; charset=utf-8"), "/app.js": ("app.js", "text/javascript"),
+          "/app.css": ("app.css", "text/css"),
+          "/vendor/cytoscape.min.js": ("vendor/cytoscape.min.js", "text/javascript")}
 
 
 def _text(body: dict[str, Any], key: str, *, required: bool = True) -> str | None:
@@ -59,6 +68,8 @@ def routes(service: Service) -> dict[tuple[str, str], Callable[[dict[str, Any]],
         ("POST", "/api/select"): lambda b: service.select(_text(b, "db"), _text(b, "question")),  # type: ignore[arg-type]
         ("POST", "/api/ask"): ask,
         ("POST", "/api/sql"): lambda b: service.sql(_text(b, "db"), _text(b, "sql")),  # type: ignore[arg-type]
+        ("POST", "/api/examples"): lambda b: service.teach(_text(b, "db"), _text(b, "question"),  # type: ignore[arg-type]
+                                                           _text(b, "sql")),  # type: ignore[arg-type]
         ("GET", "/api/openapi.json"): lambda b: openapi(),
     }
 
@@ -98,6 +109,14 @@ class Handler(BaseHTTPRequestHandler):
         if verb == "GET" and path == "/api/docs":
             self._send(200, docs_page().encode("utf-8"), "text/html; charset=utf-8")
             return
+        if verb == "GET" and path in STATIC:
+            name, kind = STATIC[path]
+            try:
+                self._send(200, (WEB / name).read_bytes(), kind)
+            except OSError:
+                self._json(404, {"error": f"{name} is not installed (./run install copies the web page's "
+                                          f"graph library with npm)"})
+            return
         length = int(self.headers.get("content-length") or 0)
         if length > MAX_BODY:
             self.close_connection = True
@@ -121,6 +140,9 @@ class Handler(BaseHTTPRequestHandler):
             table = _TABLE.match(path)
             if verb == "GET" and table:
                 return 200, self.server.service.table(unquote(table.group(1)), unquote(table.group(2)))
+            picture = _PICTURE.match(path)
+            if verb == "GET" and picture:
+                return 200, self.server.service.picture(unquote(picture.group(1)))
             handler = self.server.routes.get((verb, path))
             if handler is None:
                 known = sorted({p for _v, p in self.server.routes})
@@ -170,6 +192,10 @@ def openapi() -> dict[str, Any]:
             "/api/databases": get("The databases of the schema graph"),
             "/api/databases/{db}/tables/{table}": get("One table: columns, keys, descriptions, values",
                                                       ("db", "table")),
+            "/api/databases/{db}/graph": get("Every table with its columns and every join edge (the page's picture)",
+                                             ("db",)),
+            "/api/examples": post("Keep a right (question, SQL) pair: mined and stored as the database's example",
+                                  {"db": "string", "question": "string", "sql": "string"}, ["db", "question", "sql"]),
             "/api/select": post("The schema selection for a question", {"db": "string", "question": "string"},
                                 ["db", "question"]),
             "/api/ask": post("Answer a question with SQL (method selectable)",

@@ -96,6 +96,25 @@ class Service:
                                   "origin": fk.origin} for fk in schema.foreign_keys
                                  if t.name in (fk.table, fk.ref_table)]}
 
+    def picture(self, db: str) -> dict[str, Any]:
+        """What the page draws: every table with its columns, and every join edge with its origin."""
+        schema = self.graph.schema(db)
+        return {"db": db,
+                "tables": [{"name": t.name, "row_count": t.row_count, "description": t.description,
+                            "columns": [{"name": c.name, "type": c.type, "primary_key": c.is_primary_key}
+                                        for c in t.columns]} for t in schema.tables],
+                "joins": [{"from": f"{fk.table}.{fk.column}", "to": f"{fk.ref_table}.{fk.ref_column}",
+                           "origin": fk.origin} for fk in schema.foreign_keys]}
+
+    def teach(self, db: str, question: str, sql: str) -> dict[str, Any]:
+        """Keep a right (question, SQL) pair: mined into the graph and stored as the database's example."""
+        from kgsql.db.statement import validate_query
+        from kgsql.generate.answer import check_question
+
+        validate_query(sql)  # only a read-only query is worth teaching
+        report = self.graph.learn(check_question(question), sql, db=db)
+        return {"db": db, "examples": len(self.graph.examples(db)), "mining": report}
+
     def select(self, db: str, question: str) -> dict[str, Any]:
         from kgsql.generate.answer import check_question
 

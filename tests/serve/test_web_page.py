@@ -1,0 +1,161 @@
+"""The service's web page in a real headless browser (Debian's Chromium + ChromeDriver, via Selenium).
+
+Load the page, draw databases of 11 and 55 tables (every table on screen, no two boxes overlapping),
+search, ask with the scripted model, see the selected subgraph highlighted and the result table, keep
+the answer as an example; screenshots are taken and checked (size, not blank).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+if CHROMIUM is None or CHROMEDRIVER is None:
+    pytest.skip("chromium/chromedriver not installed (./run test installs them as root)", allow_module_level=True)
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+
+from selenium.webdriver.chrome.service import Service as ChromeService  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+from kgsql.llm.scripted import ScriptedLM  # noqa: E402
+from kgsql.serve.http import WEB, ApiServer  # noqa: E402
+from kgsql.serve.service import Service  # noqa: E402
+
+ANSWER_SQL = "SELECT name FROM t03 ORDER BY id LIMIT 3"
+
+
+def wide_database(path: Path, n: int) -> Path:
+    """``n`` tables t00..: each with a few columns, a foreign key to an earlier table (a tree) and rows."""
+    conn = sqlite3.connect(path)
+    for i in range(n):
+        parent = f", parent_id INTEGER REFERENCES t{(i - 1) // 2:02d}(id)" if i else ""
+        conn.execute(f"CREATE TABLE t{i:02d} (id INTEGER PRIMARY KEY, name TEXT, amount REAL, "
+                     f"code_{i} TEXT{parent})")
+        conn.executemany(f"INSERT INTO t{i:02d} (id, name, amount, code_{i}) VALUES (?, ?, ?, ?)",
+                         [(k, f"item {i}-{k}", k * 1.5, f"c{k}") for k in range(1, 6)])
+    conn.commit()
+    conn.close()
+    return path
+
+
+class _Graph:
+    def __init__(self, graph: Any) -> None:
+        self._graph = graph
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._graph, name)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def page_server(schema_graph, tmp_path_factory) -> Iterator[ApiServer]:  # type: ignore[no-untyped-def]
+    if not (WEB / "vendor" / "cytoscape.min.js").exists():
+        pytest.skip("the page's graph library is not installed (./run install copies it with npm)")
+    folder = tmp_path_factory.mktemp("web")
+    for n in (11, 55):
+        schema_graph.ingest(wide_database(folder / f"web{n}.sqlite", n), name=f"web{n}", force=True)
+    lm = ScriptedLM(default=ANSWER_SQL)
+    server = ApiServer(("127.0.0.1", 0), Service(lambda: _Graph(schema_graph), lambda: lm))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory) -> Iterator[Any]:  # type: ignore[no-untyped-def]
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--window-size=1400,900", f"--user-data-dir={tmp_path_factory.mktemp('chrome')}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=ChromeService(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def wait(driver: Any, script: str, timeout: float = 120) -> Any:
+    return WebDriverWait(driver, timeout, poll_frequency=0.2).until(lambda d: d.execute_script(script))
+
+
+def check_screenshot(driver: Any, path: Path, min_ink: float = 0.015) -> None:
+    """The page as a PNG: full size, and the graph area really drawn (its share of dark pixels)."""
+    from PIL import Image
+
+    wait(driver, "return window.kgsql.drawn === true")
+    assert driver.save_screenshot(str(path))
+    image = Image.open(path).convert("L")
+    assert image.size[0] >= 1000 and image.size[1] >= 600
+    graph = driver.find_element(By.ID, "graph").rect
+    area = image.crop((int(graph["x"]), int(graph["y"]), int(graph["x"] + graph["width"]),
+                       int(graph["y"] + graph["height"])))
+    ink = sum(1 for p in area.getdata() if p < 245) / (area.size[0] * area.size[1])
+    keep = os.environ.get("KGSQL_SCREENSHOTS")  # a folder to keep them in, to look at
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(keep) / path.name)
+    assert ink > min_ink, f"graph area nearly blank ({ink:.4f} dark)"
+
+
+LAYOUT_CHECK = """
+const cy = window.kgsql.cy; const w = cy.width(), h = cy.height();
+const boxes = cy.nodes().map(n => n.renderedBoundingBox());
+const inside = boxes.every(b => b.x1 >= -1 && b.y1 >= -1 && b.x2 <= w + 1 && b.y2 <= h + 1);
+let overlaps = 0;
+for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+  const a = boxes[i], b = boxes[j];
+  if (a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2) overlaps++;
+}
+return {n: boxes.length, inside, overlaps, font: parseFloat(cy.nodes()[0].renderedStyle('font-size'))};
+"""
+
+
+@pytest.mark.parametrize("tables", [11, 55])
+def test_the_schema_graph_is_readable(page_server: ApiServer, browser: Any, tables: int, tmp_path: Path) -> None:
+    browser.get(f"{page_server.url}/?db=web{tables}")
+    wait(browser, f"return window.kgsql.cy && window.kgsql.cy.nodes().length === {tables}")
+    check_screenshot(browser, tmp_path / f"graph-{tables}.png")
+    layout = browser.execute_script(LAYOUT_CHECK)
+    assert layout["n"] == tables and layout["overlaps"] == 0 and layout["font"] >= 10, layout  # readable
+    if tables <= 11:
+        assert layout["inside"], layout  # a small database fits on screen
+    else:
+        assert "Drag to pan, scroll to zoom, or search." in browser.find_element(By.ID, "status").text
+    assert browser.execute_script("return window.kgsql.cy.edges().length") == tables - 1
+    box = browser.find_element(By.ID, "search")
+    box.send_keys("code_7")
+    assert wait(browser, "return window.kgsql.cy.nodes('.match').map(n => n.id()).join()") == "t07"
+
+
+def test_ask_highlights_the_selection_and_shows_the_result(page_server: ApiServer, browser: Any,
+                                                           tmp_path: Path) -> None:
+    browser.get(f"{page_server.url}/?db=web11")
+    wait(browser, "return window.kgsql.cy && window.kgsql.cy.nodes().length === 11")
+    browser.find_element(By.ID, "question").send_keys("What are the names of the first three items of t03?")
+    browser.find_element(By.ID, "go").click()
+    assert wait(browser, "return document.getElementById('sql').textContent", timeout=300) == ANSWER_SQL
+    rows = browser.find_elements(By.CSS_SELECTOR, "#result tr")
+    assert [r.text for r in rows] == ["name", "item 3-1", "item 3-2", "item 3-3"]
+    selected = browser.execute_script("return window.kgsql.cy.nodes('.selected').map(n => n.id())")
+    assert "t03" in selected and len(selected) < 11
+    assert browser.execute_script("return window.kgsql.cy.nodes('.faded').length") == 11 - len(selected)
+    assert "t03:" in browser.find_element(By.ID, "selected").text
+    hints = browser.find_element(By.ID, "hints").text.splitlines()
+    assert hints and all(h.startswith("To join these tables use") or " is a value of " in h for h in hints)
+    check_screenshot(browser, tmp_path / "answer.png")
+    browser.find_element(By.ID, "right").click()
+    assert wait(browser, "return document.getElementById('taught').textContent") == "kept: 1 example(s) for web11"
+    assert [e["sql"] for e in page_server.service.graph.examples("web11")] == [ANSWER_SQL]
