@@ -305,7 +305,11 @@ class DatabaseTools:
                     return owners[0]
                 raise
         table = self.schema.table(table_name.strip("`\"'[]"))
-        table.column(column_name.strip("`\"'[]"))  # must exist
+        try:
+            table.column(column_name.strip("`\"'[]"))  # must exist
+        except UnknownNameError as exc:
+            names = ", ".join(c.name for c in table.columns[:20])
+            raise UnknownNameError(f"{exc} (its columns: {names})") from None
         return table
 
     def execute_sql(self, sql: str) -> Observation:
@@ -317,8 +321,19 @@ class DatabaseTools:
         try:
             result = execute_query(path, sql, timeout_s=self.timeout_s, max_rows=1000)
         except KgsqlError as exc:
-            return Observation(f"Error: {exc}", sql=sql, error=str(exc))
+            return Observation("\n".join([f"Error: {exc}", *self._tips(exc, sql)]), sql=sql, error=str(exc))
         return Observation(rows_text(result, self.max_rows), sql=sql, result=result)
+
+    def _tips(self, error: KgsqlError, sql: str) -> list[str]:
+        """The correction rules' sentences for a failed query (which table holds a column, ...)."""
+        from kgsql.correct import render_tips, tips_from_error
+
+        dialect = "spatialite" if self.schema.is_spatial else "sqlite"
+        try:
+            text = render_tips(tips_from_error(error, sql, self.schema, dialect=dialect))
+        except Exception:  # noqa: BLE001 - a tip is a bonus; the error itself is already said
+            return []
+        return [f"Tip: {line}" for line in text.splitlines()[:3] if line.strip()]
 
     def describe_table(self, table: str) -> Observation:
         """DescribeTable(table): columns with types, keys, descriptions, samples; foreign keys."""

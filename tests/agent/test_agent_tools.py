@@ -55,7 +55,7 @@ def test_find_shortest_path_returns_the_join_conditions_over_the_graph(tools: Da
         "AND cities.province_id = provinces.province_id")
     assert "both in table cities" in tools.call("FindShortestPath", {"start": "cities.name", "end": "founded"}).text
     assert tools.call("FindShortestPath", {"start": "rivers.nme", "end": "provinces"}).text == \
-        "Error: no column 'nme' in table 'rivers'; did you mean 'name'?"
+        "Error: no column 'nme' in table 'rivers'; did you mean 'name'? (its columns: river_id, name, length_km, Shape)"
 
 
 def test_execute_sql_is_guarded_and_bounded(tools: DatabaseTools, example_db: Path) -> None:
@@ -66,6 +66,11 @@ def test_execute_sql_is_guarded_and_bounded(tools: DatabaseTools, example_db: Pa
     refused = tools.call("ExecuteSQL", {"sql": "DELETE FROM cities"})
     assert refused.error and refused.text.startswith("Error: SQL rejected: not a read-only query")
     assert tools.call("ExecuteSQL", {"sql": "SELECT nope FROM cities"}).text.startswith("Error:")
+    misplaced = tools.call("ExecuteSQL", {"sql": "SELECT T1.name, T2.length_km FROM cities AS T1 "
+                                                 "JOIN provinces AS T2 ON T1.province_id = T2.province_id"}).text
+    assert misplaced.splitlines()[1:] == [  # the correction rules say where the column is
+        "Tip: The column 'length_km' does not exist in the table 'provinces' and should not be used.",
+        "Tip: Did you mean 'rivers.length_km'?"]
     assert example_db.stat().st_mtime_ns == before
     long = tools.call("ExecuteSQL", {"sql": "SELECT group_concat(name, ' ') || printf('%.2000c', 'x') FROM cities"})
     assert len(long.text) <= 1500
