@@ -27,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-remote", action="store_true",
                    help="listen on a non-loopback --host (the API has no authentication: put a proxy in front)")
     p.add_argument("--max-busy", type=int, default=4, help="requests served at once (default 4; more get 503)")
+    p.add_argument("--lazy", action="store_true",
+                   help="load the encoder and the model on the first question instead of at start")
     return p
 
 
@@ -50,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
 
         service = Service(lambda: SchemaGraph.open(args.graph))
         service.graph  # noqa: B018 - connect now: a wrong graph fails here, not on the first request
+        if not args.lazy:
+            print("kgsql serve: loading the encoder and the model...", file=sys.stderr, flush=True)
+            service.warm()
         try:
             server = ApiServer((args.host, args.port), service, max_busy=args.max_busy)
         except OSError as exc:

@@ -70,6 +70,12 @@ class Service:
             self._methods[key] = build(name, self.graph, self.lm(), retriever=self.retriever(), **overrides)
         return self._methods[key]
 
+    def warm(self) -> None:
+        """Load everything a first question needs now (encoder, model), not on that question."""
+        self.graph  # noqa: B018 - connect
+        self.retriever().encode_question("warm up")
+        self.lm()
+
     def close(self) -> None:
         if self._graph is not None:
             self._graph.close()

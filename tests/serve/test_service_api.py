@@ -113,12 +113,25 @@ def test_limits_body_size_and_busy(api, example_db: Path) -> None:  # type: igno
     assert example_db.stat().st_mtime_ns == before
 
 
+def test_graph_picture_and_teaching(api) -> None:  # type: ignore[no-untyped-def]
+    server, _lm = api
+    status, picture = request(server, "GET", "/api/databases/api_geo/graph")
+    assert status == 200 and [t["name"] for t in picture["tables"]] == ["provinces", "cities", "rivers", "river_cities"]
+    assert {"from": "cities.province_id", "to": "provinces.province_id", "origin": "declared"} in picture["joins"]
+    status, taught = request(server, "POST", "/api/examples",
+                             {"db": "api_geo", "question": "How many rivers?", "sql": "SELECT count(*) FROM rivers"})
+    assert status == 200 and taught["examples"] >= 1
+    assert request(server, "POST", "/api/examples", {"db": "api_geo", "question": "q?", "sql": "DROP TABLE rivers"})[0] \
+        == 400
+
+
 def test_openapi_and_docs(api) -> None:  # type: ignore[no-untyped-def]
     server, _lm = api
     status, spec = request(server, "GET", "/api/openapi.json")
     assert status == 200 and spec["openapi"] == "3.1.0"
     assert set(spec["paths"]) == {"/api/health", "/api/databases", "/api/databases/{db}/tables/{table}",
-                                  "/api/select", "/api/ask", "/api/sql"}
+                                  "/api/databases/{db}/graph", "/api/select", "/api/ask", "/api/sql",
+                                  "/api/examples"}
     assert spec["paths"]["/api/ask"]["post"]["requestBody"]["content"]["application/json"]["schema"]["required"] \
         == ["db", "question"]
     status, page = request(server, "GET", "/api/docs")
