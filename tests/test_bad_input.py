@@ -132,6 +132,7 @@ BAD_OPTIONS = [
     *cases("kgsql.eval", SCORE, "--soft-f1-digits", "-2"),
     *cases("kgsql.eval", RUN, "--limit", "0"),
     *cases("kgsql.eval", RUN, "--timeout", "-5"),
+    *cases("kgsql.eval", RUN, "--half-seed", "-1"),
     *cases("kgsql.eval", RUN, "--concurrency", "0"),
     *cases("kgsql.eval", RUN, "--n-ctx", "-8192"),
     *cases("kgsql.eval", RUN, "--seed", "-1"),

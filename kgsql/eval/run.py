@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from kgsql.cli_types import non_negative_int
 from kgsql.errors import InputError
 from kgsql.eval.datasets import Dataset, available_benchmarks, get_benchmark, per_benchmark
 from kgsql.eval.datasets.registry import cross_fold_benchmarks, language_help, languages, split_help
@@ -74,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--half", choices=("first", "second"), default=None,
                         help="only this half of each database's questions, split as `ingest --history "
                              "--history-half` splits them (fixed by --half-seed): mine one half, test the other")
-    parser.add_argument("--half-seed", type=int, default=0, help="seed of --half (default 0, as ingest's --seed)")
+    parser.add_argument("--half-seed", type=non_negative_int, default=0, help="seed of --half (default 0, as ingest's --seed)")
     parser.add_argument("--questions-lang", choices=languages(), default="en",
                         help=language_help())
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
