@@ -96,6 +96,26 @@ class Table:
     def primary_key(self) -> list[str]:
         return [c.name for c in self.columns if c.is_primary_key]
 
+    def __repr__(self) -> str:
+        """One line: the name, the row count and the column names (the fields are attributes)."""
+        rows = f", rows={self.row_count}" if self.row_count is not None else ""
+        names = ", ".join(c.name for c in self.columns[:12]) + (", ..." if len(self.columns) > 12 else "")
+        return f"Table({self.name!r}{rows}, columns=[{names}])"
+
+    def _repr_html_(self) -> str:
+        """Notebooks: the table's columns with type, key, description and example values."""
+        from html import escape
+
+        rows = "".join(
+            f"<tr><td>{escape(c.name)}{' &#128273;' if c.is_primary_key else ''}</td><td>{escape(c.type)}</td>"
+            f"<td>{escape(c.description)}</td><td>{escape(', '.join(map(str, c.value_examples[:3])))}</td></tr>"
+            for c in self.columns)
+        head = f"<b>{escape(self.name)}</b>" + (f" ({self.row_count} rows)" if self.row_count is not None else "")
+        if self.description:
+            head += f": {escape(self.description)}"
+        return (f"<div>{head}<table><tr><th>column</th><th>type</th><th>description</th><th>values</th></tr>"
+                f"{rows}</table></div>")
+
 
 @dataclass
 class DatabaseSchema:

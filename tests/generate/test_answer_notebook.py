@@ -31,3 +31,14 @@ def test_df_is_a_dataframe() -> None:
     pd = pytest.importorskip("pandas")
     df = answer(rows=[("a",), ("b",)]).df
     assert isinstance(df, pd.DataFrame) and list(df["name"]) == ["a", "b"]
+
+
+def test_a_table_shows_itself_briefly_and_as_html() -> None:
+    from kgsql.schema.model import Column, Table
+
+    t = Table("cities", [Column("city_id", "INTEGER", is_primary_key=True), Column("name", "TEXT", description="<n>",
+                                                                                    value_examples=["Oster"])],
+              row_count=12)
+    assert repr(t) == "Table('cities', rows=12, columns=[city_id, name])"
+    html = t._repr_html_()
+    assert "<b>cities</b> (12 rows)" in html and "<td>&lt;n&gt;</td><td>Oster</td>" in html

@@ -2,45 +2,25 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from kgsql.llm.scripted import ScriptedLM
 from kgsql.serve.http import ApiServer
-from kgsql.serve.service import Service
 
 LONGEST = "SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1"
 
 
-class _Graph:
-    """The session's graph, not closed by the service (other tests share it)."""
-
-    def __init__(self, graph: Any) -> None:
-        self._graph = graph
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._graph, name)
-
-    def close(self) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
-def api(schema_graph, example_db: Path) -> Iterator[tuple[ApiServer, ScriptedLM]]:  # type: ignore[no-untyped-def]
+def api(schema_graph, serve_graph, example_db: Path) -> tuple[ApiServer, ScriptedLM]:  # type: ignore[no-untyped-def]
     schema_graph.ingest(example_db, name="api_geo")
     lm = ScriptedLM(default=LONGEST)
-    server = ApiServer(("127.0.0.1", 0), Service(lambda: _Graph(schema_graph), lambda: lm), max_busy=2)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield server, lm
-    server.shutdown()
-    server.server_close()
+    return serve_graph(lm, max_busy=2), lm
 
 
 def request(server: ApiServer, verb: str, path: str, body: Any = None, raw: bytes | None = None) -> tuple[int, Any]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -27,7 +26,6 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 from kgsql.llm.scripted import ScriptedLM  # noqa: E402
 from kgsql.serve.http import WEB, ApiServer  # noqa: E402
-from kgsql.serve.service import Service  # noqa: E402
 
 ANSWER_SQL = "SELECT name FROM t03 ORDER BY id LIMIT 3"
 
@@ -46,31 +44,14 @@ def wide_database(path: Path, n: int) -> Path:
     return path
 
 
-class _Graph:
-    def __init__(self, graph: Any) -> None:
-        self._graph = graph
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._graph, name)
-
-    def close(self) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
-def page_server(schema_graph, tmp_path_factory) -> Iterator[ApiServer]:  # type: ignore[no-untyped-def]
+def page_server(schema_graph, serve_graph, tmp_path_factory) -> ApiServer:  # type: ignore[no-untyped-def]
     if not (WEB / "vendor" / "cytoscape.min.js").exists():
         pytest.skip("the page's graph library is not installed (./run install copies it with npm)")
     folder = tmp_path_factory.mktemp("web")
     for n in (11, 55):
         schema_graph.ingest(wide_database(folder / f"web{n}.sqlite", n), name=f"web{n}", force=True)
-    lm = ScriptedLM(default=ANSWER_SQL)
-    server = ApiServer(("127.0.0.1", 0), Service(lambda: _Graph(schema_graph), lambda: lm))
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    return serve_graph(ScriptedLM(default=ANSWER_SQL))
 
 
 @pytest.fixture(scope="module")
