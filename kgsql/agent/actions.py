@@ -72,6 +72,8 @@ def parse_step(text: str, tools: tuple[str, ...]) -> Step:
         bound = TOOL_SPECS[name].bind(args, kwargs)
     except ToolArgumentError as exc:
         raise ActionError(str(exc)) from None
+    except Exception:  # noqa: BLE001 - an argument no string can hold (a 4,000-digit number): a correction
+        raise ActionError(f"Cannot read the arguments of {name}: {TOOL_SPECS[name].signature}") from None
     return Step(thought=thought, tool=name, arguments=bound, action=f"{name}({inside})")
 
 

@@ -55,7 +55,9 @@ class AgentOptions:
             raise InputError(f"transport '{self.transport}': expected one of {', '.join(TRANSPORTS)}")
         if self.max_rounds < 1:
             raise InputError(f"max_rounds must be at least 1, not {self.max_rounds}")
-        for name in ("top_k", "max_rows", "tables_shown", "max_tokens"):
+        if not 0 < self.timeout_s < float("inf"):
+            raise InputError(f"timeout_s must be a positive number of seconds, not {self.timeout_s}")
+        for name in ("top_k", "max_rows", "tables_shown", "max_tokens", "max_rows_answer"):
             if getattr(self, name) < 1:
                 raise InputError(f"{name} must be at least 1, not {getattr(self, name)}")
         unknown = [d for d in self.demos if d not in available_demos()]
@@ -140,6 +142,7 @@ class AgentMethod:
         executed: list[Candidate] = []
         final: Observation | None = None
         fixed_done = False
+        model_error: str | None = None
         seen: dict[tuple[str, str], int] = {}  # (tool, arguments) -> round first run
         repeats = 0  # refused repeats in a row
         last = self.options.max_rounds
@@ -151,7 +154,12 @@ class AgentMethod:
 
         for round_no in range(1, last + 1):
             answer.rounds = round_no
-            step = transport.next(trace)
+            try:
+                step = transport.next(trace)
+            except KgsqlError as exc:  # the model failed mid-episode: keep what the agent already ran
+                answer.steps.append({"round": round_no, "error": f"model: {exc}", "observation": ""})
+                model_error = str(exc)
+                break
             if isinstance(step, ActionError):
                 text = f"Error: {step}"
                 answer.steps.append({"round": round_no, "error": str(step), "observation": text})
@@ -194,7 +202,7 @@ class AgentMethod:
         if final is None:  # round limit: the best query it ran (rows > empty > failed; later wins ties)
             best = max(reversed(executed), key=lambda c: c.rank, default=None)
             if best is None or best.rank == 0:
-                answer.error = f"no working query after {answer.rounds} rounds"
+                answer.error = model_error or f"no working query after {answer.rounds} rounds"
                 answer.sql = best.sql if best is not None else ""
                 return
             final = Observation("", sql=best.sql, result=best.result)

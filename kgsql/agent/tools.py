@@ -254,6 +254,9 @@ class DatabaseTools:
         target_column = target_table.column(column) if (target_table is not None and column is not None) else None
         hits: list[tuple[str, str, str, str]] = []  # (table, column, value, kind)
         path = self.db_path
+        if path is None:
+            return Observation(f"Error: the file of database '{self.database}' is not available to search values.",
+                               error="no database file")
         if path is not None:
             index = self.retriever().prepare(self.schema, db_path=path).values
             for m in index.search(value, top_k=50, min_score=0.6) if index is not None else []:

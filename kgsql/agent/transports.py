@@ -83,8 +83,8 @@ class FunctionCalling(TextReAct):
             if not isinstance(arguments, dict):
                 raise ValueError("not an object")
             bound = TOOL_SPECS[call.name].bind((), arguments)
-        except (ValueError, ToolArgumentError) as exc:
-            return ActionError(f"Bad arguments for {call.name}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - malformed JSON or values: a correction, not a crash
+            return ActionError(f"Bad arguments for {call.name}: {str(exc)[:200]}")
         shown = ", ".join(f"{k}={v!r}" for k, v in bound.items())
         return Step(thought=completion.text.strip(), tool=call.name, arguments=bound, action=f"{call.name}({shown})")
 

@@ -9,6 +9,7 @@ a flag, not a code change.
 """
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import MISSING, fields, replace
 from typing import Any, Protocol, Sequence
@@ -85,7 +86,10 @@ def _convert(key: str, text: str, default: Any) -> Any:
         if isinstance(default, int):
             return int(raw)
         if isinstance(default, float):
-            return float(raw)
+            value = float(raw)
+            if not math.isfinite(value):
+                raise InputError(f"--set {key}={text}: expected a finite number")
+            return value
     except ValueError as exc:
         raise InputError(f"--set {key}={text}: expected a {type(default).__name__}") from exc
     if isinstance(default, (tuple, list)):

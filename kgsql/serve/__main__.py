@@ -50,13 +50,14 @@ def main(argv: list[str] | None = None) -> int:
         from kgsql.serve.http import ApiServer
         from kgsql.serve.service import Service
 
-        service = Service(lambda: SchemaGraph.open(args.graph))
+        service = Service(lambda: SchemaGraph.open(args.graph), graph_uri=args.graph or os.environ.get("KGSQL_GRAPH_URI"))
         service.graph  # noqa: B018 - connect now: a wrong graph fails here, not on the first request
         if not args.lazy:
             print("kgsql serve: loading the encoder and the model...", file=sys.stderr, flush=True)
             service.warm()
         try:
-            server = ApiServer((args.host, args.port), service, max_busy=args.max_busy)
+            server = ApiServer((args.host, args.port), service, max_busy=args.max_busy,
+                               allow_remote=args.allow_remote)
         except OSError as exc:
             raise KgsqlError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     except KgsqlError as exc:

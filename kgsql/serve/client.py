@@ -40,7 +40,20 @@ def find_service(timeout_s: float = 0.5) -> str | None:
         health = call(url, "GET", "/api/health", timeout_s=timeout_s)
     except KgsqlError:
         return None
-    return url.rstrip("/") if isinstance(health, dict) and health.get("ok") else None
+    if not (isinstance(health, dict) and health.get("ok")) or not same_settings(health):
+        return None
+    return url.rstrip("/")
+
+
+def same_settings(health: dict[str, Any]) -> bool:
+    """The service answers with the graph and model this caller would use (else ``ask`` answers here)."""
+    from kgsql.secrets import redact_uri
+
+    mine = os.environ.get("KGSQL_GRAPH_URI", "")
+    if (redact_uri(mine) if mine else "") != health.get("graph", ""):
+        return False
+    theirs = health.get("llm") or {}
+    return all(os.environ.get(k, "") == v for k, v in theirs.items())
 
 
 def call(url: str, verb: str, path: str, body: dict[str, Any] | None = None, *, timeout_s: float = 600.0) -> Any:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -58,12 +59,15 @@ def routes(service: Service) -> dict[tuple[str, str], Callable[[dict[str, Any]],
         if not isinstance(sets, dict) or not isinstance(limits, dict):
             raise InputError("'sets' and 'limits' must be objects of method options")
         method = _text(b, "method", required=False) or "kgsql"
+        evidence = b.get("evidence")
+        if evidence is not None and not isinstance(evidence, str):
+            raise InputError("'evidence' must be a string")
         return service.ask(_text(b, "db"), _text(b, "question"), method=method,  # type: ignore[arg-type]
-                           evidence=_text(b, "evidence", required=False), sets=sets, limits=limits,
+                           evidence=evidence or None, sets=sets, limits=limits,
                            trace=bool(b.get("trace")))
 
     return {
-        ("GET", "/api/health"): lambda b: {"ok": True, "pid": os.getpid()},
+        ("GET", "/api/health"): lambda b: {"ok": True, "pid": os.getpid(), **service.describe()},
         ("GET", "/api/databases"): lambda b: service.databases(),
         ("POST", "/api/select"): lambda b: service.select(_text(b, "db"), _text(b, "question")),  # type: ignore[arg-type]
         ("POST", "/api/ask"): ask,
@@ -74,26 +78,51 @@ def routes(service: Service) -> dict[tuple[str, str], Callable[[dict[str, Any]],
     }
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
 class ApiServer(ThreadingHTTPServer):
-    """A threading HTTP server that knows its service and how busy it may get."""
+    """A threading HTTP server that knows its service and how busy it may get.
+
+    Unless ``allow_remote``, a request must name a loopback host and come from no other web
+    origin, so a page the user opens elsewhere cannot reach the service (cross-site requests,
+    DNS rebinding)."""
 
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], service: Service, *, max_busy: int = MAX_BUSY) -> None:
+    def __init__(self, address: tuple[str, int], service: Service, *, max_busy: int = MAX_BUSY,
+                 allow_remote: bool = False) -> None:
         self.service = service
         self.routes = routes(service)
         self.slots = threading.BoundedSemaphore(max_busy)
+        self.allow_remote = allow_remote
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
 
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+    def trusted(self, host: str | None, origin: str | None) -> bool:
+        """The request names this machine and, if a browser sent it, came from this service's page."""
+        if self.allow_remote:
+            return True
+        name = (host or "").rsplit(":", 1)[0] if not (host or "").startswith("[") else (host or "").split("]")[0] + "]"
+        if name not in LOOPBACK_HOSTS:
+            return False
+        if origin is None:
+            return True
+        scheme, _, rest = origin.partition("://")
+        origin_host = rest.rsplit(":", 1)[0] if not rest.startswith("[") else rest.split("]")[0] + "]"
+        return scheme == "http" and origin_host in LOOPBACK_HOSTS and rest.endswith(f":{self.server_address[1]}")
 
 
 class Handler(BaseHTTPRequestHandler):
     server: ApiServer
     protocol_version = "HTTP/1.1"
+    timeout = 30  # a client that stops sending is dropped, never holds a slot
 
     def log_message(self, *args: Any) -> None:  # the service's own stderr stays quiet
         pass
@@ -106,6 +135,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def _serve(self, verb: str) -> None:
         path = self.path.split("?", 1)[0]
+        if not self.server.trusted(self.headers.get("Host"), self.headers.get("Origin")):
+            self.close_connection = True
+            self._json(403, {"error": "requests must name 127.0.0.1/localhost and come from no other site "
+                                      "(kgsql serve --allow-remote to serve other hosts)"})
+            return
         if verb == "GET" and path == "/api/docs":
             self._send(200, docs_page().encode("utf-8"), "text/html; charset=utf-8")
             return
@@ -117,16 +151,34 @@ class Handler(BaseHTTPRequestHandler):
                 self._json(404, {"error": f"{name} is not installed (./run install copies the web page's "
                                           f"graph library with npm)"})
             return
-        length = int(self.headers.get("content-length") or 0)
+        try:
+            length = int(self.headers.get("content-length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0:
+            self.close_connection = True
+            self._json(400, {"error": "bad Content-Length"})
+            return
         if length > MAX_BODY:
             self.close_connection = True
             self._json(413, {"error": f"request body over {MAX_BODY // 1024} KiB"})
+            return
+        if verb == "POST" and not (self.headers.get("Content-Type") or "").startswith("application/json"):
+            self.close_connection = True
+            self._json(415, {"error": "POST bodies must be sent as Content-Type: application/json"})
+            return
+        try:
+            raw = self.rfile.read(length) if length else b""  # read before taking a slot
+        except OSError:
+            self.close_connection = True
+            return
+        if path == "/api/health":  # always answers, however busy: ask uses it to find the service
+            self._json(*self._dispatch(verb, path, raw))
             return
         if not self.server.slots.acquire(blocking=False):
             self._json(503, {"error": "the service is busy; try again"})
             return
         try:
-            raw = self.rfile.read(length) if length else b""
             status, payload = self._dispatch(verb, path, raw)
         finally:
             self.server.slots.release()
@@ -135,6 +187,9 @@ class Handler(BaseHTTPRequestHandler):
     def _dispatch(self, verb: str, path: str, raw: bytes) -> tuple[int, Any]:
         try:
             body = json.loads(raw or b"{}")
+        except ValueError as exc:
+            return 400, {"error": f"not JSON: {exc}"}
+        try:
             if not isinstance(body, dict):
                 raise InputError("the request body must be a JSON object")
             table = _TABLE.match(path)
@@ -148,8 +203,6 @@ class Handler(BaseHTTPRequestHandler):
                 known = sorted({p for _v, p in self.server.routes})
                 return 404, {"error": f"no route {verb} {path} (see /api/docs; routes: {', '.join(known)})"}
             return 200, handler(body)
-        except ValueError as exc:  # JSON
-            return 400, {"error": f"not JSON: {exc}"}
         except UnknownNameError as exc:
             return 404, {"error": redact(str(exc))}
         except (InputError, KgsqlError) as exc:

@@ -8,24 +8,28 @@ methods, so a repeated ``ask`` costs only its own work. The HTTP layer
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import fields
 from typing import Any, Callable
 
 from kgsql.errors import InputError
 
 MAX_ROWS = 1000  # rows an API answer carries at most
+MAX_METHODS = 8  # built methods kept warm (each option set is one)
 
 
 class Service:
     """The loaded parts and the operations of ``/api/``; every method returns JSON-ready data."""
 
-    def __init__(self, open_graph: Callable[[], Any], make_lm: Callable[[], Any] | None = None) -> None:
+    def __init__(self, open_graph: Callable[[], Any], make_lm: Callable[[], Any] | None = None, *,
+                 graph_uri: str | None = None) -> None:
         self._open_graph = open_graph
+        self._graph_uri = graph_uri
         self._make_lm = make_lm
         self._graph: Any = None
         self._retriever: Any = None
         self._lm: Any = None
-        self._methods: dict[tuple[str, str], Any] = {}
+        self._methods: OrderedDict[tuple[str, str], Any] = OrderedDict()  # LRU of built methods
         self._load = threading.Lock()   # building shared parts
         self.model_lock = threading.Lock()  # one question at a time reaches the model
 
@@ -68,7 +72,20 @@ class Service:
         key = (name, repr(sorted(overrides.items())))
         if key not in self._methods:
             self._methods[key] = build(name, self.graph, self.lm(), retriever=self.retriever(), **overrides)
+            while len(self._methods) > MAX_METHODS:
+                self._methods.popitem(last=False)
+        self._methods.move_to_end(key)
         return self._methods[key]
+
+    def describe(self) -> dict[str, Any]:
+        """Which graph and model this service answers with (``ask`` uses it only when they are the caller's)."""
+        import os
+
+        from kgsql.llm.config import ENV_BASE_URL, ENV_LOCAL_MODEL, ENV_MODEL
+        from kgsql.secrets import redact_uri
+
+        return {"graph": redact_uri(self._graph_uri) if self._graph_uri else "",
+                "llm": {k: os.environ.get(k, "") for k in (ENV_BASE_URL, ENV_MODEL, ENV_LOCAL_MODEL)}}
 
     def warm(self) -> None:
         """Load everything a first question needs now (encoder, model), not on that question."""
@@ -117,8 +134,11 @@ class Service:
         from kgsql.db.statement import validate_query
         from kgsql.generate.answer import check_question
 
-        validate_query(sql)  # only a read-only query is worth teaching
+        validate_query(sql)  # only a read-only query is worth teaching...
+        self.sql(db, sql)    # ...and only one that runs (a failing one raises its one-line error)
         report = self.graph.learn(check_question(question), sql, db=db)
+        with self.model_lock:
+            self._methods.clear()  # built methods read the schema once: the mined knowledge is new
         return {"db": db, "examples": len(self.graph.examples(db)), "mining": report}
 
     def select(self, db: str, question: str) -> dict[str, Any]:
@@ -146,7 +166,8 @@ class Service:
         with self.model_lock:
             answer = self.method(method, overrides).ask(question, db=db, evidence=evidence)
         data = answer.to_dict()
-        data["rows"] = data["rows"][:MAX_ROWS]
+        if len(data["rows"]) > MAX_ROWS:
+            data["rows"], data["truncated"] = data["rows"][:MAX_ROWS], True
         if not trace:
             data.pop("prompts", None)
         return data

@@ -25,7 +25,7 @@ class PickExamples:
     graph_examples: Callable[[str], list[dict[str, Any]]] | None = None  # db -> its taught pairs
     name: str = "examples"
     _selector: Any = field(default=None, init=False, repr=False)
-    _per_db: dict[str, tuple[int, Any]] = field(default_factory=dict, init=False, repr=False)
+    _per_db: dict[str, tuple[tuple[str, ...], Any]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         from kgsql.fewshot.select import available_selectors
@@ -50,14 +50,15 @@ class PickExamples:
         rows = self.graph_examples(db)
         if not rows:
             return None
+        keys = tuple(sorted(r["key"] for r in rows))
         cached = self._per_db.get(db)
-        if cached is None or cached[0] != len(rows):
+        if cached is None or cached[0] != keys:
             from kgsql.fewshot.pool import ExamplePool
             from kgsql.fewshot.select import get_selector
 
             records = [{"question": r["question"], "sql": r["sql"], "db_id": db, "id": r["key"]} for r in rows]
             pool = ExamplePool.from_records(records, name=f"{db}-taught", schemas=lambda _db: schema)
-            cached = (len(rows), get_selector(self.selection, pool, encoder=self.encoder))
+            cached = (keys, get_selector(self.selection, pool, encoder=self.encoder))
             self._per_db[db] = cached
         return cached[1]
 

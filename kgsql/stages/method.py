@@ -61,8 +61,8 @@ class OneCallOptions:
         for name in ("shots", "max_rounds", "samples", "max_tokens", "spatial_functions", "value_examples"):
             if getattr(self, name) < 0:
                 raise InputError(f"{name} must not be negative, not {getattr(self, name)}")
-        if self.timeout_s <= 0 or self.max_rows < 0:
-            raise InputError("timeout_s must be positive and max_rows not negative")
+        if not 0 < self.timeout_s < float("inf") or self.max_rows < 0:
+            raise InputError("timeout_s must be a positive number of seconds and max_rows not negative")
 
 
 def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], Any], *, pool: Any = None,

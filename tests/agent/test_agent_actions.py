@@ -36,6 +36,7 @@ def test_thought_and_action_text_are_kept() -> None:
     ('Action: FindShortestPath("a.b")', "FindShortestPath needs 'end'"),
     ("Action: FindShortestPath(singer name, concert)", "quote each text argument"),
     ("Action: ", "No action found"),
+    ("Action: ExecuteSQL(0x" + "f" * 5000 + ")", "Cannot read the arguments of ExecuteSQL"),  # no str() for it
 ])
 def test_malformed_actions_get_a_one_line_correction(text: str, message: str) -> None:
     with pytest.raises(ActionError, match=message) as info:

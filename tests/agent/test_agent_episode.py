@@ -114,11 +114,24 @@ def test_function_calling_transport_with_scripted_calls(graph) -> None:  # type:
     assert "no argument 'colour'" in lm.calls[2].messages[-1]["content"]
 
 
+def test_a_model_failing_mid_episode_keeps_the_query_that_worked(graph) -> None:  # type: ignore[no-untyped-def]
+    from kgsql.llm.errors import LLMTimeoutError
+
+    lm = ScriptedLM([f'Action: ExecuteSQL("{LONGEST}")', LLMTimeoutError("endpoint timed out")])
+    answer = AgentMethod(graph, lm).ask("Longest river?", "episode_geo")
+    assert answer.sql == LONGEST and answer.rows == [("Silver River",)] and answer.error is None
+    assert answer.steps[-1]["error"] == "model: endpoint timed out"
+    down = AgentMethod(graph, ScriptedLM([LLMTimeoutError("endpoint timed out")])).ask("Longest?", "episode_geo")
+    assert down.error == "endpoint timed out" and down.sql == ""
+
+
 def test_unknown_database_and_bad_options_are_one_clear_error(graph) -> None:  # type: ignore[no-untyped-def]
     answer = AgentMethod(graph, ScriptedLM([])).ask("Longest river?", "no_such_db")
     assert answer.error and "no_such_db" in answer.error and answer.rounds == 0
     for kwargs, message in [({"transport": "smoke"}, "expected one of text, functions"),
-                            ({"max_rounds": 0}, "at least 1"), ({"demos": ("nope",)}, "no demonstration")]:
+                            ({"max_rounds": 0}, "at least 1"), ({"demos": ("nope",)}, "no demonstration"),
+                            ({"timeout_s": 0}, "positive number of seconds"),
+                            ({"timeout_s": float("inf")}, "positive number of seconds")]:
         with pytest.raises(InputError, match=message):
             AgentOptions(**kwargs)
 

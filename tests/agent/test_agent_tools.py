@@ -76,6 +76,17 @@ def test_execute_sql_is_guarded_and_bounded(tools: DatabaseTools, example_db: Pa
     assert len(long.text) <= 1500
 
 
+def test_without_the_database_file_the_tools_say_so(schema_graph, example_db: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    copy = tmp_path / "gone.sqlite"
+    copy.write_bytes(example_db.read_bytes())
+    schema_graph.ingest(copy, name="agent_gone")
+    copy.unlink()
+    tools = DatabaseTools(schema_graph, "agent_gone")
+    assert tools.call("SearchValue", {"value": "Eastvale"}).text.startswith(
+        "Error: the file of database 'agent_gone' is not available")
+    assert tools.call("ExecuteSQL", {"sql": "SELECT 1"}).text.startswith("Error: the file of database 'agent_gone'")
+
+
 def test_describe_table_and_list_databases(tools: DatabaseTools, schema_graph) -> None:  # type: ignore[no-untyped-def]
     text = tools.call("DescribeTable", {"table": "cities"}).text
     assert text.splitlines()[0] == "Table cities (12 rows)"

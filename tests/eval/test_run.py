@@ -208,6 +208,9 @@ def test_parse_sets_types_and_unknown_names() -> None:
         parse_sets(["tips=maybe"])
     with pytest.raises(InputError):
         parse_sets(["tips"])
+    for bad in ("inf", "nan", "-inf"):  # a query without a deadline would hold the service's model forever
+        with pytest.raises(InputError, match="finite"):
+            parse_sets([f"timeout_s={bad}"])
 
 
 def test_spatial_graph_names_carry_the_split(tmp_path: Path) -> None:

@@ -28,8 +28,8 @@ def serve_graph(schema_graph):  # type: ignore[no-untyped-def]
     """``serve_graph(lm, **server_options)`` -> a running ApiServer over the session's graph."""
     servers: list[ApiServer] = []
 
-    def start(lm: Any, **options: Any) -> ApiServer:
-        server = ApiServer(("127.0.0.1", 0), Service(lambda: SharedGraph(schema_graph), lambda: lm), **options)
+    def start(lm: Any, host: str = "127.0.0.1", **options: Any) -> ApiServer:
+        server = ApiServer((host, 0), Service(lambda: SharedGraph(schema_graph), lambda: lm), **options)
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         servers.append(server)
         return server

@@ -38,16 +38,18 @@ def test_ask_uses_the_running_service(cli_env, example_db: Path, tmp_path: Path)
             time.sleep(0.2)
         url = json.loads(state.read_text())["url"]
         assert url.startswith("http://127.0.0.1:") and (state.stat().st_mode & 0o077) == 0
-        # the asking process has no working model endpoint: only the service can answer
-        ask_env = dict(env, KGSQL_LLM_BASE_URL=f"http://127.0.0.1:{closed_port()}/v1")
         ask = [sys.executable, "-m", "kgsql", "ask", "--db", "serve_geo", "Which river is the longest?"]
-        first = subprocess.run(ask, capture_output=True, text=True, env=ask_env, timeout=300)
+        first = subprocess.run(ask, capture_output=True, text=True, env=serve_env, timeout=300)
         calls_after_first = stub.hits
+        stub.close()  # the model endpoint is gone: in-process, ask would fail at its endpoint check
         t0 = time.perf_counter()
-        second = subprocess.run([*ask, "--json"], capture_output=True, text=True, env=ask_env, timeout=300)
+        second = subprocess.run([*ask, "--json"], capture_output=True, text=True, env=serve_env, timeout=300)
         second_s = time.perf_counter() - t0
         missing = subprocess.run([sys.executable, "-m", "kgsql", "ask", "--db", "nope", "q?"], capture_output=True,
-                                 text=True, env=ask_env, timeout=300)
+                                 text=True, env=serve_env, timeout=300)
+        # a caller with another model endpoint is not answered by this service's model
+        other_env = dict(serve_env, KGSQL_LLM_BASE_URL=f"http://127.0.0.1:{closed_port()}/v1")
+        other = subprocess.run(ask, capture_output=True, text=True, env=other_env, timeout=300)
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -56,6 +58,7 @@ def test_ask_uses_the_running_service(cli_env, example_db: Path, tmp_path: Path)
     assert f"SQL: {LONGEST}" in first.stdout and "Silver River" in first.stdout
     assert second.returncode == 0 and json.loads(second.stdout)["rows"] == [["Silver River"]]
     assert stub.hits == calls_after_first >= 1  # the repeat was answered from the service's response cache
+    assert other.returncode == 1 and "cannot connect to LLM endpoint" in other.stderr
     assert second_s < 30  # docs/serve.md measures it on a quiet machine
     assert missing.returncode == 1 and "database 'nope' is not in the graph" in missing.stderr
     assert not state.exists()  # removed when the service stopped

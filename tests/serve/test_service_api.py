@@ -23,9 +23,11 @@ def api(schema_graph, serve_graph, example_db: Path) -> tuple[ApiServer, Scripte
     return serve_graph(lm, max_busy=2), lm
 
 
-def request(server: ApiServer, verb: str, path: str, body: Any = None, raw: bytes | None = None) -> tuple[int, Any]:
+def request(server: ApiServer, verb: str, path: str, body: Any = None, raw: bytes | None = None,
+            headers: dict[str, str] | None = None) -> tuple[int, Any]:
     data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    req = urllib.request.Request(server.url + path, data=data, method=verb)
+    req = urllib.request.Request(server.url + path, data=data, method=verb,
+                                 headers={"Content-Type": "application/json", **(headers or {})})
     try:
         with urllib.request.urlopen(req, timeout=300) as r:
             text = r.read().decode()
@@ -84,10 +86,11 @@ def test_limits_body_size_and_busy(api, example_db: Path) -> None:  # type: igno
         server.slots.acquire()
     try:
         status, payload = request(server, "GET", "/api/databases")
+        health = request(server, "GET", "/api/health")  # but health always answers (ask finds the service)
     finally:
         for _ in range(2):
             server.slots.release()
-    assert status == 503 and "busy" in payload["error"]
+    assert status == 503 and "busy" in payload["error"] and health[0] == 200
     before = example_db.stat().st_mtime_ns
     request(server, "POST", "/api/sql", {"db": "api_geo", "sql": "DELETE FROM cities"})
     assert example_db.stat().st_mtime_ns == before
@@ -103,6 +106,32 @@ def test_graph_picture_and_teaching(api) -> None:  # type: ignore[no-untyped-def
     assert status == 200 and taught["examples"] >= 1
     assert request(server, "POST", "/api/examples", {"db": "api_geo", "question": "q?", "sql": "DROP TABLE rivers"})[0] \
         == 400
+    status, payload = request(server, "POST", "/api/examples", {"db": "api_geo", "question": "q?",
+                                                                "sql": "SELECT nme FROM rivers"})
+    assert status == 400 and "no such column" in payload["error"]  # only a query that runs is taught
+
+
+@pytest.mark.parametrize("headers,code,message", [
+    ({"Host": "evil.example"}, 403, "must name 127.0.0.1/localhost"),  # DNS rebinding
+    ({"Origin": "http://evil.example"}, 403, "come from no other site"),  # another site's page
+    ({"Content-Type": "text/plain"}, 415, "application/json"),  # a form post without preflight
+    ({"Content-Length": "-1"}, 400, "bad Content-Length"),
+])
+def test_requests_from_elsewhere_are_refused(api, headers: dict, code: int, message: str) -> None:  # type: ignore[no-untyped-def]
+    body = {"db": "api_geo", "question": "q?", "sql": "SELECT 1"}
+    status, payload = request(api[0], "POST", "/api/examples", body, headers=headers)
+    assert status == code and message in payload["error"]
+    own = {"Origin": api[0].url}
+    assert request(api[0], "POST", "/api/sql", {"db": "api_geo", "sql": "SELECT 1 AS x"}, headers=own)[0] == 200
+
+
+def test_ipv6_loopback(serve_graph) -> None:  # type: ignore[no-untyped-def]
+    try:
+        server = serve_graph(None, host="::1")
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    assert server.url.startswith("http://[::1]:")
+    assert request(server, "GET", "/api/health")[1]["ok"] is True
 
 
 def test_openapi_and_docs(api) -> None:  # type: ignore[no-untyped-def]

@@ -41,6 +41,14 @@ def test_learnt_pairs_are_shown_as_examples_and_dropped_with_the_database(schema
 
     schema_graph.learn("How many provinces are there?", "SELECT count(*) FROM provinces", db=db)  # again
     assert len(schema_graph.examples(db)) == 2
+    # one removed, another taught: the same count, other examples; the method sees the change
+    from kgsql.graph.examples import remove_examples
+
+    gone = next(e for e in schema_graph.examples(db) if e["question"].startswith("How many provinces"))
+    assert remove_examples(schema_graph.store, db, [gone["key"]]) == 1
+    schema_graph.learn("What is the longest river?", LONGEST, db=db)
+    method.ask("Which river is the longest one?", db=db)
+    assert "What is the longest river?" in lm.calls[-1].prompt and "How many provinces" not in lm.calls[-1].prompt
     schema_graph.drop(db)
     schema_graph.ingest(example_db, name=db)
     assert schema_graph.examples(db) == []
