@@ -192,6 +192,7 @@ function showAnswer(answer) {
     return item;
   }));
   $("taught").textContent = "";
+  $("right").disabled = Boolean(answer.error) || !answer.sql;  // only a query that ran can be kept as right
   highlight(answer);
 }
 
