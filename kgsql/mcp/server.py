@@ -33,7 +33,7 @@ class GraphTools:
         self.method = method
         self._graph: Any = None
         self._retriever: Any = None
-        self._tools: dict[str, DatabaseTools] = {}
+        self._tools: dict[str, tuple[str, DatabaseTools]] = {}  # db -> (its ingest hash, its tools)
         self._asker: Any = None
         self._lock = threading.Lock()  # one call at a time: shared encoder, indexes, model
 
@@ -51,10 +51,13 @@ class GraphTools:
         return self._retriever
 
     def tools(self, db: str) -> DatabaseTools:
-        if db not in self._tools:
-            self.graph.database_info(db)  # unknown database: one clear error
-            self._tools[db] = DatabaseTools(self.graph, db, retriever=self._get_retriever)
-        return self._tools[db]
+        """The tools of ``db``, rebuilt when it was ingested again (unknown database: one clear error)."""
+        version = str(self.graph.database_info(db).get("content_hash") or "")
+        cached = self._tools.get(db)
+        if cached is None or cached[0] != version:
+            cached = (version, DatabaseTools(self.graph, db, retriever=self._get_retriever))
+            self._tools[db] = cached
+        return cached[1]
 
     def run(self, name: str, db: str | None = None, **arguments: Any) -> str:
         """Tool ``name`` as text; every failure is an ``Error: ...`` line for the client, never a crash."""
