@@ -62,3 +62,17 @@ def test_ask_uses_the_running_service(cli_env, example_db: Path, tmp_path: Path)
     assert second_s < 30  # docs/serve.md measures it on a quiet machine
     assert missing.returncode == 1 and "database 'nope' is not in the graph" in missing.stderr
     assert not state.exists()  # removed when the service stopped
+
+
+def test_bad_options_are_one_line(cli_env) -> None:  # type: ignore[no-untyped-def]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for args, message in [(["--host", "0.0.0.0"], "loopback only unless --allow-remote"),
+                              (["--port", "99999"], "--port must be 0-65535"),
+                              (["--port", str(port), "--lazy"], "Address already in use")]:
+            run = subprocess.run([sys.executable, "-m", "kgsql", "serve", *args], capture_output=True, text=True,
+                                 env=cli_env, timeout=120)
+            lines = [ln for ln in run.stderr.splitlines() if ln.strip()]
+            assert run.returncode == 1 and len(lines) == 1 and message in lines[0], run.stderr
