@@ -116,9 +116,13 @@ def build_server(tools: GraphTools) -> Any:
     except ImportError as exc:
         raise InputError("the MCP server needs the mcp package (mcp>=2): pip install 'kgsql[mcp]'") from exc
 
-    server = MCPServer("kgsql", instructions=(
+    server = MCPServer("kgsql", log_level="WARNING", instructions=(
         "Read-only tools over databases described by a schema knowledge graph: list the databases, "
         "search columns and cell values, find join paths, run read-only SQL, or ask a question in words."))
+    import logging
+
+    for handler in logging.getLogger().handlers:  # libraries that log at DEBUG (bm25s) stay off stderr
+        handler.setLevel(logging.WARNING)
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
     def ListDatabases() -> str:  # noqa: N802 - tool names are the paper's
