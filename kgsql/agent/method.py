@@ -28,7 +28,9 @@ from kgsql.agent.transports import TRANSPORTS, Transport
 from kgsql.errors import InputError, KgsqlError
 from kgsql.generate.answer import Answer, Candidate, check_question
 from kgsql.llm.trace import Trace
+from kgsql.ingest.sources import GraphSchemas
 from kgsql.prompts.templates import fill
+from kgsql.retrieve.lazy import lazy_retriever
 
 MAX_REPEATS = 3  # refused repeats in a row that end an episode
 DEMOS = ("company", "library", "clinic")  # one table, a 4-table join, a value + evidence
@@ -101,21 +103,13 @@ class AgentMethod:
         self.graph = graph
         self.lm = lm
         self.options = options
-        self._retriever = retriever
-        self._encoder = encoder
-
-    def _get_retriever(self) -> Any:
-        """One retriever for every question (built on the first search)."""
-        if self._retriever is None:
-            from kgsql.retrieve import SchemaRetriever
-
-            self._retriever = SchemaRetriever(self._encoder) if self._encoder is not None else SchemaRetriever()
-        return self._retriever
+        self.schemas = GraphSchemas(graph)  # each database read from the graph once, not per question
+        self.retriever = lazy_retriever(retriever, encoder)  # one for every question, built on the first search
 
     def tools(self, db: str) -> DatabaseTools:
         o = self.options
-        return DatabaseTools(self.graph, db, retriever=self._get_retriever, top_k=o.top_k, max_rows=o.max_rows,
-                             timeout_s=o.timeout_s)
+        return DatabaseTools(self.graph, db, retriever=self.retriever, schema=self.schemas(db), top_k=o.top_k,
+                             max_rows=o.max_rows, timeout_s=o.timeout_s)
 
     def ask(self, question: str, db: str, evidence: str | None = None,
             history: Sequence[str] | None = None) -> Answer:

@@ -22,6 +22,7 @@ from typing import Any, Callable
 from kgsql.db.guard import QueryResult, execute_query
 from kgsql.errors import InputError, KgsqlError, UnknownNameError
 from kgsql.retrieve.joins import join_path
+from kgsql.retrieve.lazy import lazy_retriever
 from kgsql.schema.model import Column, DatabaseSchema, Table
 
 MAX_OBSERVATION_CHARS = 1500
@@ -168,8 +169,8 @@ def list_databases(graph: Any) -> str:
 class DatabaseTools:
     """The tools over one database of the graph; every answer is a bounded :class:`Observation`.
 
-    ``retriever``: a ``SchemaRetriever`` or a function making one (built on the first
-    SearchColumn/SearchValue, so agents that never search load no encoder)."""
+    ``retriever``: a ``SchemaRetriever``, or a function returning one (``retrieve.lazy_retriever``:
+    built on the first SearchColumn/SearchValue, so agents that never search load no encoder)."""
 
     def __init__(self, graph: Any, database: str, *, retriever: Any = None, schema: DatabaseSchema | None = None,
                  top_k: int = 5, max_rows: int = 10, timeout_s: float = 10.0,
@@ -177,7 +178,9 @@ class DatabaseTools:
         self.graph = graph
         self.database = database
         self._schema = schema
-        self._retriever = retriever
+        if retriever is None or hasattr(retriever, "prepare"):
+            retriever = lazy_retriever(retriever)
+        self.retriever: Callable[[], Any] = retriever
         self.top_k = top_k
         self.max_rows = max_rows
         self.timeout_s = timeout_s
@@ -195,15 +198,6 @@ class DatabaseTools:
     def db_path(self) -> str | None:
         path = self.schema.path
         return path if path and os.path.exists(path) else None
-
-    def retriever(self) -> Any:
-        if self._retriever is None:
-            from kgsql.retrieve import SchemaRetriever
-
-            self._retriever = SchemaRetriever()
-        elif callable(self._retriever) and not hasattr(self._retriever, "prepare"):
-            self._retriever = self._retriever()
-        return self._retriever
 
     def call(self, name: str, arguments: dict[str, Any]) -> Observation:
         """Run tool ``name`` with bound ``arguments``; tool trouble becomes an observation, not an exception."""
@@ -252,21 +246,19 @@ class DatabaseTools:
             table = owners[0].name
         target_table = self.schema.table(table) if table is not None else None
         target_column = target_table.column(column) if (target_table is not None and column is not None) else None
-        hits: list[tuple[str, str, str, str]] = []  # (table, column, value, kind)
         path = self.db_path
         if path is None:
-            return Observation(f"Error: the file of database '{self.database}' is not available to search values.",
-                               error="no database file")
-        if path is not None:
-            index = self.retriever().prepare(self.schema, db_path=path).values
-            for m in index.search(value, top_k=50, min_score=0.6) if index is not None else []:
-                if target_table is not None and m.table.lower() != target_table.name.lower():
-                    continue
-                if target_column is not None and m.column.lower() != target_column.name.lower():
-                    continue
-                hits.append((m.table, m.column, m.value, m.kind))
-            if target_column is not None and len(hits) < self.top_k:
-                hits += [h for h in self._like(target_table, target_column, value, path) if h not in hits]
+            return self._no_file("search values")
+        hits: list[tuple[str, str, str, str]] = []  # (table, column, value, kind)
+        index = self.retriever().prepare(self.schema, db_path=path).values
+        for m in index.search(value, top_k=50, min_score=0.6) if index is not None else []:
+            if target_table is not None and m.table.lower() != target_table.name.lower():
+                continue
+            if target_column is not None and m.column.lower() != target_column.name.lower():
+                continue
+            hits.append((m.table, m.column, m.value, m.kind))
+        if target_column is not None and len(hits) < self.top_k:
+            hits += [h for h in self._like(target_table, target_column, value, path) if h not in hits]
         if not hits:
             where = f" in {target_table.name}{'.' + target_column.name if target_column else ''}" if target_table else ""
             return Observation(f"No value like '{value}' found{where}.")
@@ -319,13 +311,16 @@ class DatabaseTools:
         """ExecuteSQL(sql): the guarded read-only run; the first rows as a small table, or the error."""
         path = self.db_path
         if path is None:
-            return Observation(f"Error: the file of database '{self.database}' is not available to run SQL.",
-                               sql=sql, error="no database file")
+            return self._no_file("run SQL", sql)
         try:
             result = execute_query(path, sql, timeout_s=self.timeout_s, max_rows=1000)
         except KgsqlError as exc:
             return Observation("\n".join([f"Error: {exc}", *self._tips(exc, sql)]), sql=sql, error=str(exc))
         return Observation(rows_text(result, self.max_rows), sql=sql, result=result)
+
+    def _no_file(self, what: str, sql: str = "") -> Observation:
+        return Observation(f"Error: the file of database '{self.database}' is not available to {what}.", sql=sql,
+                           error="no database file")
 
     def _tips(self, error: KgsqlError, sql: str) -> list[str]:
         """The correction rules' sentences for a failed query (which table holds a column, ...)."""

@@ -10,7 +10,7 @@ import json
 from typing import Any, Protocol
 
 from kgsql.agent.actions import ActionError, Step, parse_step
-from kgsql.agent.tools import AGENT_TOOLS, TOOL_SPECS, ToolArgumentError
+from kgsql.agent.tools import AGENT_TOOLS, TOOL_SPECS
 from kgsql.llm.base import LM
 from kgsql.llm.trace import Trace
 

@@ -42,6 +42,11 @@ class _Cached:
         with self._lock:
             return self._cache.setdefault(db_id, schema)
 
+    def forget(self, db_id: str) -> None:
+        """Read ``db_id`` again next time (its knowledge changed)."""
+        with self._lock:
+            self._cache.pop(db_id, None)
+
     def _read(self, db_id: str) -> DatabaseSchema:  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -119,12 +124,27 @@ class TablesJsonSchemas(_Cached):
 
 
 class GraphSchemas(_Cached):
-    """Schemas of databases ingested into a graph (anything with ``schema(db_id)``)."""
+    """Schemas of databases ingested into a graph (anything with ``schema(db_id)``).
 
-    def __init__(self, graph: Any, *, knowledge: bool = True) -> None:
+    ``follow_ingest``: for long-running processes (the service, the MCP server): each call asks
+    the graph for the database's content hash and reads the schema again after a re-ingest; the
+    same schema object is returned otherwise, so what was prepared for it stays warm."""
+
+    def __init__(self, graph: Any, *, knowledge: bool = True, follow_ingest: bool = False) -> None:
         super().__init__()
         self.graph = graph
         self.knowledge = knowledge  # False: without what was mined from past questions
+        self.follow_ingest = follow_ingest
+        self._versions: dict[str, Any] = {}
+
+    def __call__(self, db_id: str) -> DatabaseSchema:
+        if self.follow_ingest:
+            version = self.graph.database_info(db_id).get("content_hash")  # unknown database: raises
+            with self._lock:
+                if self._versions.get(db_id) != version:
+                    self._cache.pop(db_id, None)
+                    self._versions[db_id] = version
+        return super().__call__(db_id)
 
     def _read(self, db_id: str) -> DatabaseSchema:
         return self.graph.schema(db_id) if self.knowledge else self.graph.schema(db_id, knowledge=False)

@@ -17,6 +17,8 @@ from typing import Any, Callable
 
 from kgsql.agent.tools import TOOL_SPECS, DatabaseTools, Observation, list_databases, rows_text
 from kgsql.errors import InputError, KgsqlError
+from kgsql.ingest.sources import GraphSchemas
+from kgsql.retrieve.lazy import lazy_retriever
 
 MCP_TOOLS = ("ListDatabases", "DescribeTable", "SearchColumn", "SearchValue", "FindShortestPath", "ExecuteSQL",
              "Done", "ask")
@@ -32,8 +34,8 @@ class GraphTools:
         self._make_lm = make_lm
         self.method = method
         self._graph: Any = None
-        self._retriever: Any = None
-        self._tools: dict[str, tuple[str, DatabaseTools]] = {}  # db -> (its ingest hash, its tools)
+        self.retriever = lazy_retriever()  # one for every database, built on the first search
+        self._schemas: GraphSchemas | None = None
         self._asker: Any = None
         self._lock = threading.Lock()  # one call at a time: shared encoder, indexes, model
 
@@ -43,21 +45,11 @@ class GraphTools:
             self._graph = self._open_graph()
         return self._graph
 
-    def _get_retriever(self) -> Any:
-        if self._retriever is None:
-            from kgsql.retrieve import SchemaRetriever
-
-            self._retriever = SchemaRetriever()
-        return self._retriever
-
     def tools(self, db: str) -> DatabaseTools:
-        """The tools of ``db``, rebuilt when it was ingested again (unknown database: one clear error)."""
-        version = str(self.graph.database_info(db).get("content_hash") or "")
-        cached = self._tools.get(db)
-        if cached is None or cached[0] != version:
-            cached = (version, DatabaseTools(self.graph, db, retriever=self._get_retriever))
-            self._tools[db] = cached
-        return cached[1]
+        """The tools of ``db`` over its schema as last ingested (unknown database: one clear error)."""
+        if self._schemas is None:
+            self._schemas = GraphSchemas(self.graph, follow_ingest=True)
+        return DatabaseTools(self.graph, db, retriever=self.retriever, schema=self._schemas(db))
 
     def run(self, name: str, db: str | None = None, **arguments: Any) -> str:
         """Tool ``name`` as text; every failure is an ``Error: ...`` line for the client, never a crash."""
@@ -90,7 +82,7 @@ class GraphTools:
                 from kgsql.llm.factory import default_lm
 
                 self._make_lm = default_lm
-            self._asker = build(self.method, self.graph, self._make_lm(), retriever=self._get_retriever())
+            self._asker = build(self.method, self.graph, self._make_lm(), retriever=self.retriever())
         answer = self._asker.ask(question, db=db)
         if answer.error and not answer.sql:
             return f"Error: {answer.error}"

@@ -11,6 +11,7 @@ from typing import Any
 __all__ = [
     "SchemaRetriever", "SelectionConfig", "Calibration", "SchemaSelection", "ColumnChoice", "ValueMatch",
     "ValueIndex", "Encoder", "TokenEmbeddings", "get_encoder", "register_encoder", "complete_joins",
+    "lazy_retriever",
 ]
 
 _LAZY = {
@@ -26,6 +27,7 @@ _LAZY = {
     "get_encoder": "kgsql.retrieve.encoder",
     "register_encoder": "kgsql.retrieve.encoder",
     "complete_joins": "kgsql.retrieve.joins",
+    "lazy_retriever": "kgsql.retrieve.lazy",
 }
 
 

@@ -13,6 +13,7 @@ from dataclasses import fields
 from typing import Any, Callable
 
 from kgsql.errors import InputError
+from kgsql.retrieve.lazy import lazy_retriever
 
 MAX_ROWS = 1000  # rows an API answer carries at most
 MAX_METHODS = 8  # built methods kept warm (each option set is one)
@@ -27,8 +28,9 @@ class Service:
         self._graph_uri = graph_uri
         self._make_lm = make_lm
         self._graph: Any = None
-        self._retriever: Any = None
+        self.retriever = lazy_retriever()  # one for every method and request, built on first use
         self._lm: Any = None
+        self._schemas: Any = None
         self._methods: OrderedDict[tuple[str, str], Any] = OrderedDict()  # LRU of built methods
         self._load = threading.Lock()   # building shared parts
         self.model_lock = threading.Lock()  # one question at a time reaches the model
@@ -42,13 +44,16 @@ class Service:
                 self._graph = self._open_graph()
             return self._graph
 
-    def retriever(self) -> Any:
+    def schema(self, db: str) -> Any:
+        """``db``'s schema as last ingested, the same object until then (what the retriever prepared
+        for it stays warm; unknown database: one clear error)."""
+        graph = self.graph
         with self._load:
-            if self._retriever is None:
-                from kgsql.retrieve import SchemaRetriever
+            if self._schemas is None:
+                from kgsql.ingest.sources import GraphSchemas
 
-                self._retriever = SchemaRetriever()
-            return self._retriever
+                self._schemas = GraphSchemas(graph, follow_ingest=True)
+        return self._schemas(db)
 
     def lm(self) -> Any:
         with self._load:
@@ -61,14 +66,10 @@ class Service:
             return self._lm
 
     def method(self, name: str, overrides: dict[str, Any]) -> Any:
-        """The built method (cached by name and options, so its indexes stay warm)."""
-        from kgsql.methods import build, get_method
+        """The built method (cached by name and options, so its indexes stay warm; ``build`` refuses
+        options the method does not have)."""
+        from kgsql.methods import build
 
-        spec = get_method(name)
-        known = {f.name for f in fields(spec.options)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise InputError(f"unknown option(s) {', '.join(unknown)} for method '{name}'")
         key = (name, repr(sorted(overrides.items())))
         if key not in self._methods:
             self._methods[key] = build(name, self.graph, self.lm(), retriever=self.retriever(), **overrides)
@@ -108,43 +109,39 @@ class Service:
         return out
 
     def table(self, db: str, table: str) -> dict[str, Any]:
-        schema = self.graph.schema(db)
+        schema = self.schema(db)
         t = schema.table(table)
         return {"db": db, "name": t.name, "description": t.description, "row_count": t.row_count,
                 "columns": [{"name": c.name, "type": c.type, "primary_key": c.is_primary_key,
                              "description": c.description, "values": list(c.value_examples[:5]),
                              "min": c.stats.min, "max": c.stats.max,
                              "geometry": c.spatial.geometry_type if c.spatial else None} for c in t.columns],
-                "foreign_keys": [{"from": f"{fk.table}.{fk.column}", "to": f"{fk.ref_table}.{fk.ref_column}",
-                                  "origin": fk.origin} for fk in schema.foreign_keys
-                                 if t.name in (fk.table, fk.ref_table)]}
+                "foreign_keys": [_join(fk) for fk in schema.foreign_keys if t.name in (fk.table, fk.ref_table)]}
 
     def picture(self, db: str) -> dict[str, Any]:
         """What the page draws: every table with its columns, and every join edge with its origin."""
-        schema = self.graph.schema(db)
+        schema = self.schema(db)
         return {"db": db,
                 "tables": [{"name": t.name, "row_count": t.row_count, "description": t.description,
                             "columns": [{"name": c.name, "type": c.type, "primary_key": c.is_primary_key}
                                         for c in t.columns]} for t in schema.tables],
-                "joins": [{"from": f"{fk.table}.{fk.column}", "to": f"{fk.ref_table}.{fk.ref_column}",
-                           "origin": fk.origin} for fk in schema.foreign_keys]}
+                "joins": [_join(fk) for fk in schema.foreign_keys]}
 
     def teach(self, db: str, question: str, sql: str) -> dict[str, Any]:
         """Keep a right (question, SQL) pair: mined into the graph and stored as the database's example."""
-        from kgsql.db.statement import validate_query
         from kgsql.generate.answer import check_question
 
-        validate_query(sql)  # only a read-only query is worth teaching...
-        self.sql(db, sql)    # ...and only one that runs (a failing one raises its one-line error)
+        self.sql(db, sql)  # only a read-only query that runs (the guard refuses the rest in one line)
         report = self.graph.learn(check_question(question), sql, db=db)
+        self._schemas.forget(db)  # (made by sql() above) the mined knowledge is new
         with self.model_lock:
-            self._methods.clear()  # built methods read the schema once: the mined knowledge is new
+            self._methods.clear()  # built methods read the schema once
         return {"db": db, "examples": len(self.graph.examples(db)), "mining": report}
 
     def select(self, db: str, question: str) -> dict[str, Any]:
         from kgsql.generate.answer import check_question
 
-        schema = self.graph.schema(db)
+        schema = self.schema(db)
         selection = self.retriever().select(schema, check_question(question), db_path=schema.path or None)
         return selection.to_dict()
 
@@ -177,9 +174,14 @@ class Service:
 
         from kgsql.db.guard import execute_query
 
-        path = self.graph.schema(db).path
+        path = self.schema(db).path
         if not path or not os.path.exists(path):
             raise InputError(f"the file of database '{db}' is not available to run SQL")
         result = execute_query(path, sql, timeout_s=30.0, max_rows=MAX_ROWS)
         return {"columns": result.columns, "rows": [list(r) for r in result.rows], "truncated": result.truncated,
                 "elapsed_s": round(result.elapsed_s, 4)}
+
+
+def _join(fk: Any) -> dict[str, Any]:
+    """A join edge as the API shows it."""
+    return {"from": f"{fk.table}.{fk.column}", "to": f"{fk.ref_table}.{fk.ref_column}", "origin": fk.origin}

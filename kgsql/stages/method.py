@@ -103,15 +103,9 @@ class StagedMethod:
     def one_call(cls, graph: Any, lm: Any, options: OneCallOptions = OneCallOptions(), *, pool: Any = None,
                  retriever: Any = None, encoder: Any = None) -> "StagedMethod":
         """kgsql's default method; ``retriever`` (else the default one, built on first use)."""
-        holder: list[Any] = [retriever]
+        from kgsql.retrieve.lazy import lazy_retriever
 
-        def get_retriever() -> Any:
-            if holder[0] is None:
-                from kgsql.retrieve import SchemaRetriever
-
-                holder[0] = SchemaRetriever(encoder) if encoder is not None else SchemaRetriever()
-            return holder[0]
-
+        get_retriever = lazy_retriever(retriever, encoder)
         taught = getattr(graph, "examples", None) if pool is None else None
         stages = one_call_stages(options, lm, get_retriever, pool=pool, encoder=encoder, graph_examples=taught)
         return cls(graph, lm, stages, options=options, rewrite=options.rewrite)
