@@ -62,22 +62,32 @@ def overrides_from(args: argparse.Namespace, known: set[str] | None = None) -> d
 
     ``known``: the method's option names; a flag for an option the method lacks is an error,
     limits it lacks are left out."""
-    from kgsql.errors import InputError
     from kgsql.eval.method import parse_sets
 
-    overrides: dict[str, Any] = {"timeout_s": args.timeout, "max_rows": args.max_rows,
-                                 "user_evidence": args.user_evidence}
-    if args.max_rounds is not None:
-        overrides["max_rounds"] = args.max_rounds
+    overrides = limits_from(args)
     if known is not None:
         overrides = {k: v for k, v in overrides.items() if k in known}
-    for flag, (names, _help) in OFF_FLAGS.items():
-        if getattr(args, flag.lstrip("-").replace("-", "_")):
-            if known is not None and not set(names) <= known:
-                raise InputError(f"{flag}: method '{args.method}' has no such component")
-            overrides.update({f: False for f in names})
+    for flag, names in switched_off(args).items():
+        if known is not None and not set(names) <= known:
+            raise InputError(f"{flag}: method '{args.method}' has no such component")
+        overrides.update({f: False for f in names})
     overrides.update(parse_sets(args.sets))
     return overrides
+
+
+def limits_from(args: argparse.Namespace) -> dict[str, Any]:
+    """The limits ``ask`` always passes (a method lacking one ignores it)."""
+    limits: dict[str, Any] = {"timeout_s": args.timeout, "max_rows": args.max_rows,
+                              "user_evidence": args.user_evidence}
+    if args.max_rounds is not None:
+        limits["max_rounds"] = args.max_rounds
+    return limits
+
+
+def switched_off(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
+    """The ``--no-*`` flags given: flag -> the option fields it turns off."""
+    return {flag: names for flag, (names, _help) in OFF_FLAGS.items()
+            if getattr(args, flag.lstrip("-").replace("-", "_"))}
 
 
 def load_examples(path: Path, graph: Any) -> Any:
@@ -138,17 +148,13 @@ def _via_service(args: argparse.Namespace) -> dict[str, Any] | None:
     url = find_service()
     if url is None:
         return None
-    limits = {"timeout_s": args.timeout, "max_rows": args.max_rows, "user_evidence": args.user_evidence}
-    if args.max_rounds is not None:
-        limits["max_rounds"] = args.max_rounds
-    sets = {f: False for flag, (names, _h) in OFF_FLAGS.items()
-            if getattr(args, flag.lstrip("-").replace("-", "_")) for f in names}
+    sets: dict[str, Any] = {f: False for names in switched_off(args).values() for f in names}
     sets.update({k: v for k, v in (item.split("=", 1) for item in args.sets if "=" in item)})
     bad = [item for item in args.sets if "=" not in item]
     if bad:
         raise InputError(f"--set {bad[0]}: expected KEY=VALUE")
     body = {"db": args.db, "question": args.question, "method": args.method, "evidence": args.evidence,
-            "sets": sets, "limits": limits, "trace": args.trace}
+            "sets": sets, "limits": limits_from(args), "trace": args.trace}
     return call(url, "POST", "/api/ask", body)
 
 
