@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Callable, Iterator
@@ -10,6 +12,8 @@ from typing import Callable, Iterator
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# llm_stub (a real OpenAI-compatible HTTP endpoint answering from a script) for tests in any folder
+sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
 EXAMPLE_DB = REPO / "examples" / "geo" / "geo.sqlite"
 
 
@@ -81,3 +85,28 @@ def cli_env(graph_root: Path) -> dict[str, str]:
     for var in ("KGSQL_GRAPH_URI", "NEO4J_URI", "KGSQL_CONFIG"):
         env.pop(var, None)
     return env
+
+
+@pytest.fixture
+def stub_env(cli_env: dict[str, str], tmp_path: Path) -> Callable[..., dict[str, str]]:
+    """``stub_env(stub, **more)``: ``cli_env`` whose model is ``stub`` (an ``llm_stub.StubServer``), with its
+    own cache folder and the response cache off."""
+    def make(stub: object, **more: str) -> dict[str, str]:
+        env = dict(cli_env, KGSQL_LLM_BASE_URL=stub.base_url, KGSQL_LLM_MODEL="stub-model",  # type: ignore[attr-defined]
+                   KGSQL_LLM_CACHE="off", KGSQL_CACHE_DIR=str(tmp_path / "cache"))
+        env.update(more)
+        return env
+
+    return make
+
+
+def ingest_cli(env: dict[str, str], path: Path, name: str) -> None:
+    """``python -m kgsql.ingest PATH --name NAME`` as a user runs it; must succeed."""
+    run = subprocess.run([sys.executable, "-m", "kgsql.ingest", str(path), "--name", name], capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+
+
+@pytest.fixture
+def cli_ingest() -> Callable[[dict[str, str], Path, str], None]:
+    return ingest_cli

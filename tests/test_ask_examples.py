@@ -6,21 +6,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
-from llm_stub import Reply, StubServer, chat_body  # noqa: E402
+from llm_stub import Reply, StubServer, chat_body
 
 
-def test_examples_reach_the_prompt_and_a_missing_file_is_one_line(cli_env, example_db: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_examples_reach_the_prompt_and_a_missing_file_is_one_line(stub_env, cli_ingest, example_db: Path,
+                                                                  tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     log = tmp_path / "log.jsonl"
     log.write_text(json.dumps({"db_id": "ask_geo", "question": "How many rivers are there?",
                                "sql": "SELECT count(*) FROM rivers"}) + "\n")
     stub = StubServer().always(Reply(body=chat_body("SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1")))
-    env = dict(cli_env, KGSQL_LLM_BASE_URL=stub.base_url, KGSQL_LLM_MODEL="stub-model", KGSQL_LLM_CACHE="off",
-               KGSQL_CACHE_DIR=str(tmp_path / "cache"))
+    env = stub_env(stub)
     try:
-        ingest = subprocess.run([sys.executable, "-m", "kgsql.ingest", str(example_db), "--name", "ask_geo"],
-                                capture_output=True, text=True, env=env, timeout=300)
-        assert ingest.returncode == 0, ingest.stderr
+        cli_ingest(env, example_db, "ask_geo")
         ask = [sys.executable, "-m", "kgsql.ask", "Which river is the longest?", "--db", "ask_geo"]
         with_examples = subprocess.run([*ask, "--examples", str(log)], capture_output=True, text=True, env=env,
                                        timeout=300)

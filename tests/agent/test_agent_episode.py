@@ -136,19 +136,15 @@ def test_unknown_database_and_bad_options_are_one_clear_error(graph) -> None:  #
             AgentOptions(**kwargs)
 
 
-def test_ask_cli_runs_the_agent_method(cli_env, example_db: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_ask_cli_runs_the_agent_method(stub_env, cli_ingest, example_db: Path) -> None:  # type: ignore[no-untyped-def]
     """``python -m kgsql.ask --method agent`` end to end, the model being a real HTTP endpoint."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
     from llm_stub import Reply, StubServer, chat_body
 
     stub = StubServer().script(Reply(body=chat_body('Action: SearchColumn("length")')),
                                Reply(body=chat_body(f'Action: Done("{LONGEST}")')))
     try:
-        env = dict(cli_env, KGSQL_LLM_BASE_URL=stub.base_url, KGSQL_LLM_MODEL="stub-model", KGSQL_LLM_CACHE="off",
-                   KGSQL_CACHE_DIR=str(tmp_path / "cache"))
-        ingest = subprocess.run([sys.executable, "-m", "kgsql.ingest", str(example_db), "--name", "episode_geo"],
-                                capture_output=True, text=True, env=env, timeout=300)
-        assert ingest.returncode == 0, ingest.stderr
+        env = stub_env(stub)
+        cli_ingest(env, example_db, "episode_geo")
         run = subprocess.run([sys.executable, "-m", "kgsql.ask", "Which river is longest?", "--db", "episode_geo",
                               "--method", "agent", "--trace"], capture_output=True, text=True, env=env, timeout=300)
     finally:

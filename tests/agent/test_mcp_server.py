@@ -14,7 +14,6 @@ pytest.importorskip("mcp", reason="the mcp package (kgsql[mcp]) is not installed
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
 from llm_stub import Reply, StubServer, chat_body  # noqa: E402
 
 COUNT = "SELECT count(*) FROM cities"
@@ -45,14 +44,11 @@ async def _session(params: StdioServerParameters) -> dict[str, Any]:
         return out
 
 
-def test_every_tool_through_the_sdk_client(cli_env, example_db: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_every_tool_through_the_sdk_client(stub_env, cli_ingest, example_db: Path) -> None:  # type: ignore[no-untyped-def]
     stub = StubServer().always(Reply(body=chat_body(COUNT)))
-    env = dict(cli_env, KGSQL_LLM_BASE_URL=stub.base_url, KGSQL_LLM_MODEL="stub-model", KGSQL_LLM_CACHE="off",
-               KGSQL_CACHE_DIR=str(tmp_path / "cache"))
+    env = stub_env(stub)
     try:
-        ingest = subprocess.run([sys.executable, "-m", "kgsql.ingest", str(example_db), "--name", "mcp_geo"],
-                                capture_output=True, text=True, env=env, timeout=300)
-        assert ingest.returncode == 0, ingest.stderr
+        cli_ingest(env, example_db, "mcp_geo")
         before = example_db.stat().st_mtime_ns
         params = StdioServerParameters(command=sys.executable, args=["-m", "kgsql.mcp"], env=env,
                                        cwd=os.getcwd())
@@ -88,16 +84,14 @@ def test_bad_options_are_one_line(cli_env) -> None:  # type: ignore[no-untyped-d
         assert len(run.stderr.strip().splitlines()) == 1
 
 
-def test_streamable_http_on_loopback(cli_env, example_db: Path) -> None:  # type: ignore[no-untyped-def]
+def test_streamable_http_on_loopback(cli_env, cli_ingest, example_db: Path) -> None:  # type: ignore[no-untyped-def]
     import socket
     import time
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    ingest = subprocess.run([sys.executable, "-m", "kgsql.ingest", str(example_db), "--name", "mcp_geo"],
-                            capture_output=True, text=True, env=cli_env, timeout=300)
-    assert ingest.returncode == 0, ingest.stderr
+    cli_ingest(cli_env, example_db, "mcp_geo")
     server = subprocess.Popen([sys.executable, "-m", "kgsql.mcp", "--http", "--port", str(port)], env=cli_env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:

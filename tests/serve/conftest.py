@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

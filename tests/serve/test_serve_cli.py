@@ -8,8 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
-from llm_stub import Reply, StubServer, chat_body  # noqa: E402
+from llm_stub import Reply, StubServer, chat_body
 
 LONGEST = "SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1"
 
