@@ -59,10 +59,11 @@ def test_profile_naming_an_unknown_table(cli_env, example_db, tmp_path):
     assert "citiez" in line and "cities" in line
 
 
-def test_ingest_a_database_url_says_what_is_supported_and_hides_the_password(cli_env):
-    proc = run("kgsql.ingest", ["postgresql://ann:hunter2@db.example:5432/sales"], cli_env)
+def test_ingest_an_unsupported_database_url_says_what_is_supported_and_hides_the_password(cli_env):
+    proc = run("kgsql.ingest", ["mysql://ann:hunter2@db.example:3306/sales"], cli_env)
     line = one_line(proc)
-    assert "postgresql://ann:***@db.example:5432/sales: database URLs" in line and "SQLite/SpatiaLite file" in line
+    assert "mysql://ann:***@db.example:3306/sales: unsupported database URL scheme 'mysql'" in line
+    assert "postgresql://" in line and "duckdb:///" in line
     assert "hunter2" not in proc.stderr + proc.stdout
 
 

@@ -25,6 +25,7 @@ from typing import Any, Sequence
 from kgsql.agent.actions import ActionError
 from kgsql.agent.tools import AGENT_TOOLS, TOOL_SPECS, DatabaseTools, Observation
 from kgsql.agent.transports import TRANSPORTS, Transport
+from kgsql.sql.dialects import dialect_of, label
 from kgsql.errors import InputError, KgsqlError
 from kgsql.generate.answer import Answer, Candidate, check_question
 from kgsql.llm.trace import Trace
@@ -124,7 +125,8 @@ class AgentMethod:
             tables = [t.name for t in tools.schema.tables]
             transport: Transport = TRANSPORTS[self.options.transport](
                 self.lm, max_tokens=self.options.max_tokens, temperature=self.options.temperature)
-            dialect = "SpatiaLite (SQLite)" if tools.schema.is_spatial else "SQLite"
+            dialect = {"spatialite": "SpatiaLite (SQLite)", "postgis": "PostGIS (PostgreSQL)"}.get(
+                dialect_of(tools.schema), label(dialect_of(tools.schema)))
             transport.begin(instruction(self.options, dialect),
                             question_turn(question, db, tables, evidence or "", self.options.tables_shown))
             self._episode(transport, tools, trace, answer)

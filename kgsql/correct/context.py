@@ -21,7 +21,9 @@ from kgsql.correct.tip import Tip
 from kgsql.db.guard import QueryResult
 from kgsql.db.isolate import execute_isolated
 from kgsql.schema.model import DatabaseSchema
-from kgsql.sql.names import SchemaNames, parse_sqlite
+from kgsql.db.target import is_url
+from kgsql.sql.dialects import dialect_of, sqlglot_name
+from kgsql.sql.names import SchemaNames, parse_sql
 
 __all__ = ["CheckContext", "EmptyRule", "ErrorRule"]
 
@@ -29,9 +31,9 @@ __all__ = ["CheckContext", "EmptyRule", "ErrorRule"]
 class CheckContext:
     """One question's checking state; a context manager that closes its connection.
 
-    ``path``: the database file (default: ``schema.path``); ``dialect``:
-    "spatialite" or "sqlite" (default: from ``schema.is_spatial``), which
-    decides whether spatial function names are suggested; ``allow_tables``:
+    ``path``: the database file or URL (default: ``schema.path``); ``dialect``:
+    one of :data:`kgsql.sql.dialects.DIALECTS` (default: the schema's), which
+    decides how SQL is parsed and which spatial function names are suggested; ``allow_tables``:
     tables the file has but the schema does not list (see
     :class:`~kgsql.sql.names.SchemaNames`). ``timeout_s`` and ``max_rows``
     apply to the candidates run by :meth:`execute`.
@@ -45,7 +47,7 @@ class CheckContext:
         self.timeout_s = timeout_s
         self.max_rows = max_rows
         self.path = schema.path if path is None else path
-        self.dialect = dialect or ("spatialite" if schema.is_spatial else "sqlite")
+        self.dialect = dialect or dialect_of(schema)
         self._allow_tables = tuple(allow_tables)
         self._names: SchemaNames | None = None
         self._trees: dict[str, exp.Expression | None] = {}
@@ -59,16 +61,22 @@ class CheckContext:
         return self._names
 
     def tree(self, sql: str) -> exp.Expression | None:
-        """The parsed ``sql`` (SQLite dialect), cached per text; None when it does not parse.
+        """The parsed ``sql`` (in the database's dialect), cached per text; None when it does not parse.
 
         The tree is shared: callers must not change it.
         """
         if sql not in self._trees:
-            self._trees[sql] = parse_sqlite(sql)
+            self._trees[sql] = parse_sql(sql, sqlglot_name(self.dialect))
         return self._trees[sql]
 
-    def connection(self) -> Connection:
-        """The shared read-only connection, opened on first use (raises what ``open_database`` raises)."""
+    def connection(self) -> Connection | str:
+        """The shared read-only connection, opened on first use (raises what ``open_database`` raises).
+
+        For a PostgreSQL/DuckDB database it is the URL itself: the engine keeps
+        one open connection per database (:mod:`kgsql.db.engines`).
+        """
+        if is_url(os.fspath(self.path)):
+            return os.fspath(self.path)
         if self._conn is None:
             self._conn = open_database(self.path, read_only=True)
         return self._conn

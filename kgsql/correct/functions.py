@@ -13,6 +13,7 @@ from typing import Any
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext, ErrorRule
+from kgsql.sql.dialects import function_kb, label, sqlglot_name
 from kgsql.correct.tip import Tip
 from kgsql.errors import KgsqlError
 
@@ -22,7 +23,7 @@ FUNCTION_RENAMED_TIP = "The function '{name}' does not exist in {system}; use '{
 FUNCTION_EQUIVALENT_TIP = "The function '{name}' does not exist in {system}; use {good} instead."
 FUNCTION_UNKNOWN_TIP = "The function '{name}' does not exist in {system} and should not be used."
 FUNCTION_NOT_LOADED_TIP = "The function '{name}' is not available: SpatiaLite is not loaded for this database."
-FUNCTION_NOT_SPATIAL_TIP = "The function '{name}' does not exist in SQLite: this database has no spatial functions."
+FUNCTION_NOT_SPATIAL_TIP = "The function '{name}' does not exist in {system}: this database has no spatial functions."
 ARGUMENTS_TIP = "The function '{name}' was called with the wrong number of arguments{given}; {advice}"
 
 #: Functions of other SQL dialects that SQLite lacks -> what to write instead.
@@ -78,36 +79,38 @@ SQLITE_SIGNATURES: dict[str, str] = {
 
 
 def _dialect_name(dialect: str) -> str:
-    return "SpatiaLite" if dialect.lower() == "spatialite" else "SQLite"
+    return label(dialect)
 
 
-def knowledge() -> Any:
-    """The SpatiaLite function KB, or None when it cannot be loaded."""
+def knowledge(dialect: str = "spatialite") -> Any:
+    """The spatial function KB of ``dialect`` ("spatialite", "postgis"), or None when it cannot be loaded."""
     try:
         from kgsql.sql.spatialite import SpatialKnowledge
 
-        return SpatialKnowledge.load("spatialite")
+        return SpatialKnowledge.load(dialect)
     except (KgsqlError, OSError, ValueError):  # pragma: no cover - KB missing from a broken install
         return None
 
 
 def function_error(ctx: CheckContext, sql: str, name: str | None, message: str) -> list[Tip] | None:
-    """SQLite's "no such function: f": the SpatiaLite name, the SQLite equivalent, or "do not use it"."""
+    """"no such function: f": the spatial dialect's name, the SQLite equivalent, or "do not use it"."""
     if not name:
         return None
-    dialect = ctx.dialect
+    dialect = ctx.dialect.lower()
     system = _dialect_name(dialect)
-    kb = knowledge()
-    if kb is not None and dialect.lower() == "spatialite":
+    spatial_kb = function_kb(dialect)
+    kb = knowledge(spatial_kb or "spatialite")
+    if kb is not None and spatial_kb:
         f = kb.suggest(name)
         if f is not None and f.name.lower() != name.lower():
             tip = FUNCTION_RENAMED_TIP.format(name=name, system=system, good=f.name, call=kb.call_hint(f))
             return [Tip("no_such_function", tip, name)]
-        if f is not None:
+        if f is not None and dialect == "spatialite":
             return [Tip("no_such_function", FUNCTION_NOT_LOADED_TIP.format(name=name), name)]
     elif kb is not None and kb.function(name) is not None:
-        return [Tip("no_such_function", FUNCTION_NOT_SPATIAL_TIP.format(name=name), name)]
-    equivalent = SQLITE_EQUIVALENTS.get(name.lower())
+        tip = FUNCTION_NOT_SPATIAL_TIP.format(name=name, system=system)
+        return [Tip("no_such_function", tip, name)]
+    equivalent = SQLITE_EQUIVALENTS.get(name.lower()) if sqlglot_name(dialect) == "sqlite" else None
     if equivalent:
         tip = FUNCTION_EQUIVALENT_TIP.format(name=name, system=system, good=equivalent)
         return [Tip("no_such_function", tip, name)]
@@ -132,7 +135,7 @@ def arguments_error(ctx: CheckContext, sql: str, name: str | None, message: str)
         return None
     count = _argument_count(ctx.tree(sql), name)
     given = f" ({count} given)" if count is not None else ""
-    kb = knowledge() if ctx.dialect.lower() == "spatialite" else None
+    kb = knowledge(function_kb(ctx.dialect)) if function_kb(ctx.dialect) else None
     f = kb.function(name) if kb is not None else None
     if f is None:
         sig = SQLITE_SIGNATURES.get(name.lower())

@@ -9,7 +9,7 @@ generic tip.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kgsql.correct import empty, functions, names, other, syntax, timeouts, unsafe, values
 from kgsql.correct.context import CheckContext, EmptyRule, ErrorRule
@@ -17,6 +17,7 @@ from kgsql.correct.tip import Tip
 from kgsql.db.guard import QueryResult, SQLQueryError
 from kgsql.errors import UnsafeSQLError
 from kgsql.schema.model import DatabaseSchema
+from kgsql.sql.dialects import label, sqlglot_name
 
 __all__ = ["EMPTY_RULES", "ERROR_RULES", "RULES", "Checked", "check_candidate", "error_tips", "is_vacuous",
            "tips_from_error"]
@@ -32,12 +33,20 @@ EMPTY_RULES: tuple[EmptyRule, ...] = tuple(m.ON_EMPTY for m in RULES if hasattr(
 def error_tips(ctx: CheckContext, error: BaseException, sql: str) -> list[Tip]:
     """Tips for the next round from a failed execution of ``sql`` (see :func:`tips_from_error`)."""
     if isinstance(error, UnsafeSQLError):
-        return unsafe.unsafe_tips(error)
+        return in_dialect(ctx, unsafe.unsafe_tips(error))
     kind = getattr(error, "kind", None)
     message = getattr(error, "sqlite_message", None) or str(error)
     rule = ERROR_RULES.get(kind) if isinstance(kind, str) else None
     tips = rule(ctx, sql, getattr(error, "name", None), message) if rule is not None else None
-    return tips if tips is not None else other.other_tips(message)
+    return in_dialect(ctx, tips if tips is not None else other.other_tips(message))
+
+
+def in_dialect(ctx: CheckContext, tips: list[Tip]) -> list[Tip]:
+    """The tips with "SQLite" read as the database's engine (the rules' sentences name SQLite)."""
+    if sqlglot_name(ctx.dialect) == "sqlite":
+        return tips
+    name = label(ctx.dialect)
+    return [replace(t, text=t.text.replace("SQLite", name)) for t in tips]
 
 
 def tips_from_error(error: BaseException, sql: str, schema: DatabaseSchema, *,
@@ -88,7 +97,7 @@ def check_candidate(ctx: CheckContext, sql: str, *, tips: bool = True, last: boo
     try:
         result = ctx.execute(sql)
     except UnsafeSQLError as exc:
-        return Checked(sql, None, str(exc), unsafe.candidate_tips() if tips else [], "unsafe")
+        return Checked(sql, None, str(exc), in_dialect(ctx, unsafe.candidate_tips()) if tips else [], "unsafe")
     except SQLQueryError as exc:
         found = error_tips(ctx, exc, sql) if tips else []
         found += [t for t in static if t.text not in {x.text for x in found}]

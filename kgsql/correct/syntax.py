@@ -6,6 +6,7 @@ import re
 
 from kgsql.correct.context import CheckContext, ErrorRule
 from kgsql.correct.functions import knowledge
+from kgsql.sql.dialects import sqlglot_name
 from kgsql.correct.tip import Tip
 
 __all__ = ["ON_ERROR", "foreign_syntax", "syntax_error"]
@@ -33,7 +34,7 @@ def syntax_error(ctx: CheckContext, sql: str, token: str | None, message: str) -
         first = Tip("syntax", SYNTAX_NEAR_TIP.format(token=shown), token)
     else:
         first = Tip("syntax", SYNTAX_OTHER_TIP.format(message=message))
-    return [first] + foreign_syntax(sql)
+    return [first] + (foreign_syntax(sql) if sqlglot_name(ctx.dialect) == "sqlite" else [])
 
 
 def foreign_syntax(sql: str) -> list[Tip]:

@@ -138,7 +138,8 @@ def _similar_values(conn: Any, table: str, column: str, text: str, op: str, valu
         except Exception:  # noqa: BLE001 - the index is an optional speed-up; fall back to scanning
             pass
     c = _q_ident(column)
-    sql = f"SELECT DISTINCT {c} FROM {_q_ident(table)} WHERE typeof({c}) = 'text' LIMIT 2000"
+    text_only = f"typeof({c}) = 'text'" if not isinstance(conn, str) else f"{c} IS NOT NULL"  # str: an engine's URL
+    sql = f"SELECT DISTINCT {c} FROM {_q_ident(table)} WHERE {text_only} LIMIT 2000"
     values = [str(r[0]) for r in execute_query(conn, sql, timeout_s=timeout_s, max_rows=2000).rows]
     low = needle.lower()
     same = [v for v in values if v.lower() == low]

@@ -315,13 +315,38 @@ def is_allowed_function(name: str) -> bool:
     return name.strip().lower() in ALLOWED_FUNCTIONS
 
 
-def is_denied_function(name: str) -> bool:
+#: Functions of other engines that reach past the query: files, sessions,
+#: other connections, server administration, SQL held in a string, sleeping.
+#: Each engine's read-only transaction/connection is what makes writes
+#: impossible; this list keeps the rest of these out of generated SQL.
+ENGINE_DENIED_PREFIXES: Final[dict[str, tuple[str, ...]]] = {
+    "postgres": (
+        "pg_read_", "pg_ls_", "pg_stat_file", "pg_file_", "lo_", "dblink", "pg_terminate_backend",
+        "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile", "pg_promote", "set_config", "pg_sleep",
+        "pg_advisory", "pg_try_advisory", "pg_notify", "pg_logical_", "pg_switch_wal", "pg_create_",
+        "pg_drop_", "pg_replication_", "pg_backup_", "pg_start_backup", "pg_stop_backup", "txid_current",
+        "pg_current_xact_id", "nextval", "setval", "query_to_xml", "cursor_to_xml", "table_to_xml",
+        "schema_to_xml", "database_to_xml", "pg_import_", "pg_stat_reset", "pg_stat_statements_reset",
+        "pg_wal_", "pg_log_", "pg_copy_", "pg_export_snapshot",
+    ),
+    "duckdb": (
+        "read_", "glob", "parquet_", "sniff_csv", "query", "iceberg_", "delta_", "sqlite_scan",
+        "sqlite_attach", "postgres_", "mysql_", "httpfs", "load_", "install_", "checkpoint",
+        "force_checkpoint", "enable_", "disable_", "set_", "reset_",
+    ),
+}
+
+
+def is_denied_function(name: str, dialect: str = "sqlite") -> bool:
     """True when ``name`` is known not to be allowed: the static pre-check's test.
 
-    A name this does not know is left to SQLite: "no such function" when it
-    does not exist, the authorizer's allow-list when it does.
+    A name this does not know is left to the engine: for SQLite, "no such
+    function" when it does not exist, the authorizer's allow-list when it
+    does; for the other engines, their read-only transaction or connection.
     """
     low = name.strip().lower()
+    if dialect in ENGINE_DENIED_PREFIXES and low.startswith(ENGINE_DENIED_PREFIXES[dialect]):
+        return True
     if low in ALLOWED_FUNCTIONS:
         return False
     return low in KNOWN_DENIED_FUNCTIONS or low.startswith(_DENIED_PREFIXES) or any(

@@ -145,7 +145,8 @@ def execute_query(
     """Run one read-only query through all guard layers and return its rows.
 
     ``db`` is a database path (opened read-only, SpatiaLite loaded when the
-    file is spatial, closed afterwards) or an open connection (used as is;
+    file is spatial, closed afterwards), a PostgreSQL/DuckDB URL (run by
+    :mod:`kgsql.db.engines` in the engine's read-only mode) or an open connection (used as is;
     its authorizer and progress handler are removed afterwards and its
     ``query_only``, ``trusted_schema``, defensive mode and value-size limits
     restored). ``memory_mb`` is the query's memory budget (default
@@ -170,6 +171,11 @@ def execute_query(
     if max_bytes is not None and max_bytes < 0:
         raise ValueError("max_bytes must be >= 0")
     budget = Budget.of(memory_mb, max_bytes)
+    if isinstance(db, (str, os.PathLike)):
+        from kgsql.db import engines
+
+        if engines.engine_of(db) != "sqlite":  # PostgreSQL, DuckDB: their own read-only run
+            return engines.execute(db, sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=budget.result)
     try:
         statement = validate_query(sql)
         parse_failed = False

@@ -61,7 +61,9 @@ def execute_isolated(path: str | os.PathLike[str], sql: str, *, timeout_s: float
     one that grows past ``memory_mb`` raises QueryResourceError (the worker is
     killed either way). In-process when isolation is off (``KGSQL_SQL_ISOLATION=0``).
     """
-    if not isolation_enabled():
+    from kgsql.db.engines import engine_of
+
+    if not isolation_enabled() or engine_of(path) != "sqlite":  # a server or DuckDB enforces its own limits
         return execute_query(path, sql, timeout_s=timeout_s, max_rows=max_rows, memory_mb=memory_mb,
                              max_bytes=max_bytes, lenient_text=lenient_text)
     if timeout_s <= 0:

@@ -196,8 +196,11 @@ def validate_query(sql: str, dialect: str = "sqlite") -> str:
 
     Raises :class:`UnsafeSQLError` naming why otherwise. This is the static
     pre-check; only :func:`execute_query` adds SQLite's authoritative check.
-    ``dialect`` only changes sqlglot's parse: statement splitting always
-    follows SQLite, the one engine kgsql executes on.
+    ``dialect`` is sqlglot's name of the engine ("sqlite", "postgres",
+    "duckdb"): it chooses the parse and adds the engine's denied functions.
+    Statement splitting always follows SQLite's tokenizer, which is stricter
+    than the others' (a ``;`` in a PostgreSQL dollar-quoted string splits,
+    so such SQL is refused, never run).
     """
     if not isinstance(sql, str):
         raise _unsafe(f"SQL must be a string, got {type(sql).__name__}")
@@ -224,7 +227,7 @@ def validate_query(sql: str, dialect: str = "sqlite") -> str:
     if first.text.lower() not in _QUERY_START:
         raise _unsafe(f"not a read-only query: {first.text.upper()} statement (only SELECT/WITH/VALUES)")
     for name in _called_names(tokens):
-        if is_denied_function(name):
+        if is_denied_function(name, dialect):
             raise _unsafe(f"function '{name}' is not allowed")
 
     try:
@@ -247,7 +250,7 @@ def validate_query(sql: str, dialect: str = "sqlite") -> str:
             raise _unsafe(f"query contains a {what} (writes are not allowed)")
         if isinstance(node, exp.Func):
             name = _function_name(node)
-            if is_denied_function(name):
+            if is_denied_function(name, dialect):
                 raise _unsafe(f"function '{name}' is not allowed")
             if isinstance(node, exp.Anonymous):
                 problem = argument_problem(name, [_literal_number(a) for a in node.expressions])

@@ -40,9 +40,10 @@ from kgsql.ingest.sources import GraphSchemas
 from kgsql.llm.base import LM, Message
 from kgsql.llm.trace import Trace
 from kgsql.prompts.templates import fill, join_sections, section
+from kgsql.sql.dialects import dialect_of, expert_line, function_kb, label
 from kgsql.schema.model import DatabaseSchema
 
-SQLITE_EXPERT = "You are an expert in SQLite and highly skilled in writing SQL queries."
+SQLITE_EXPERT = expert_line("sqlite")
 
 
 class Retriever(Protocol):
@@ -126,14 +127,17 @@ class Text2SQL:
             return "", ""
         from kgsql.sql.spatialite import spatial_notes
 
+        kb = function_kb(dialect_of(schema))
+        if not kb:
+            return "", ""
         return spatial_notes(question, schema, k=self.options.spatial_functions,
-                             fixed=self.options.spatial_function_list)
+                             fixed=self.options.spatial_function_list, dialect=kb)
 
     def _spatial(self, question: str, schema: DatabaseSchema) -> tuple[str, str]:
         """(system preamble, spatial functions section) for this question."""
         preamble, text = self._spatial_knowledge(question, schema)
         if not preamble:
-            return SQLITE_EXPERT, ""
+            return expert_line(dialect_of(schema)), ""
         return preamble, section("spatial_section", functions=text)
 
     def _schema_text(self, full: DatabaseSchema, selected: DatabaseSchema) -> str:
@@ -215,7 +219,7 @@ class Text2SQL:
         ]
         evidence = self._evidence(question, context, user_evidence, values, trace)
         answer.evidence, answer.evidence_source = evidence.text, evidence.source
-        prompt = SQLPrompt(context=context, dialect="SpatiaLite" if full.is_spatial else "SQLite",
+        prompt = SQLPrompt(context=context, dialect=label(dialect_of(full)),
                            evidence=evidence.text, examples=self._examples_text(question, full, values, answer))
         generator = SQLGenerator(self.lm, least_to_most=opts.least_to_most, max_tokens=opts.max_tokens)
         self._generate_and_correct(question, full, generator, prompt, answer, trace)
@@ -255,13 +259,13 @@ class Text2SQL:
         selected, values = self._select(full, question, answer)
         preamble, functions = self._spatial_knowledge(question, selected)
         if opts.sdbms and not preamble:
-            preamble = SQLITE_EXPERT
+            preamble = expert_line(dialect_of(full))
         schema_text, geo = self._styled_schema(selected)
         answer.selected_schema = schema_text
         evidence = Evidence(text="", source="none")
         if opts.evidence or (user_evidence or "").strip():
             context: list[Message] = [
-                {"role": "system", "content": preamble or SQLITE_EXPERT},
+                {"role": "system", "content": preamble or expert_line(dialect_of(full))},
                 {"role": "user", "content": join_sections(section("spatial_section", functions=functions),
                                                           fill("context", schema=join_sections(schema_text, geo)))},
             ]

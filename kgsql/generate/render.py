@@ -18,9 +18,13 @@ knowledge. Identifiers in relationship lines are quoted for SQLite
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from kgsql.schema.model import Column, DatabaseSchema, Table
+from kgsql.sql.dialects import sqlglot_name
 
 _PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -43,9 +47,39 @@ def sqlite_quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+#: How identifiers are quoted in the text being rendered: the database's dialect
+#: (set for one question by :func:`identifier_quoting`; SQLite's backticks otherwise).
+_QUOTING: ContextVar[str] = ContextVar("kgsql_identifier_quoting", default="sqlite")
+_POSTGRES_PLAIN = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+@contextmanager
+def identifier_quoting(dialect: str) -> Iterator[None]:
+    """Render identifiers the way ``dialect`` (a :mod:`kgsql.sql.dialects` name) reads them, in this block."""
+    token = _QUOTING.set(sqlglot_name(dialect))
+    try:
+        yield
+    finally:
+        _QUOTING.reset(token)
+
+
+def quote_column(name: str) -> str:
+    """A column in the kg style's relationship lines: always quoted (backticks on SQLite)."""
+    return sqlite_quote(name) if _QUOTING.get() == "sqlite" else '"' + name.replace('"', '""') + '"'
+
+
 def table_ref(name: str) -> str:
-    """A table name as written in SQL: bare when plain, quoted otherwise."""
-    return name if _PLAIN_IDENTIFIER.match(name) else sqlite_quote(name)
+    """A table or column name as written in SQL: bare when plain, quoted otherwise.
+
+    SQLite: backticks (which SQLite accepts and BIRD's own SQL uses).
+    PostgreSQL folds bare names to lower case, so any other name is
+    double-quoted there; DuckDB matches bare names case-insensitively.
+    """
+    engine = _QUOTING.get()
+    if engine == "sqlite":
+        return name if _PLAIN_IDENTIFIER.match(name) else sqlite_quote(name)
+    plain = _POSTGRES_PLAIN if engine == "postgres" else _PLAIN_IDENTIFIER
+    return name if plain.match(name) else '"' + name.replace('"', '""') + '"'
 
 
 def _example(value: str, column: Column, limit: int) -> str:
@@ -102,8 +136,8 @@ def relationship_lines(schema: DatabaseSchema) -> list[str]:
     lines = []
     for fk in schema.foreign_keys:
         if fk.table in names and fk.ref_table in names:
-            line = (f"{table_ref(fk.table)}.{sqlite_quote(fk.column)} = "
-                    f"{table_ref(fk.ref_table)}.{sqlite_quote(fk.ref_column)}")
+            line = (f"{table_ref(fk.table)}.{quote_column(fk.column)} = "
+                    f"{table_ref(fk.ref_table)}.{quote_column(fk.ref_column)}")
             if line not in lines:
                 lines.append(line)
     return lines

@@ -108,7 +108,7 @@ def database_props(schema: DatabaseSchema, digest: str) -> dict[str, Any]:
         {
             "name": schema.name,
             "path": schema.path or None,
-            "dialect": "spatialite" if schema.is_spatial else schema.dialect,
+            "dialect": "spatialite" if schema.is_spatial and schema.dialect == "sqlite" else schema.dialect,
             "is_spatial": schema.is_spatial,
             "description": schema.description or None,
             # Neo4j properties cannot hold maps: derived expressions travel as parallel lists.

@@ -22,11 +22,12 @@ from kgsql.secrets import add_graph_password_arguments, redact
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(
         prog="python -m kgsql.ingest",
-        description="Ingest a SQLite/SpatiaLite file, or a folder of them (e.g. Spider's database/), "
-        "into the schema knowledge graph.",
+        description="Ingest a SQLite/SpatiaLite file, a folder of them (e.g. Spider's database/), a DuckDB file "
+        "or a PostgreSQL/PostGIS database (postgresql://user@host/db) into the schema knowledge graph.",
     )
     p.add_argument("source", type=source_path, nargs="?",
-                   help="a .sqlite file or a folder holding them (optional with --history: mine already ingested databases)")
+                   help="a .sqlite/.duckdb file, a folder holding them, postgresql://user[:password]@host[:port]/db or "
+                   "duckdb:///path.duckdb (optional with --history: mine already ingested databases)")
     p.add_argument("--history", type=Path,
                    help="a query log to learn from: Spider/BIRD JSON or JSONL of {question, sql, db_id[, evidence]}")
     p.add_argument("--history-half", choices=("first", "second"),
@@ -54,16 +55,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def source_path(text: str) -> Path:
-    """A file or folder path; a database URL gets one line saying what is supported, password masked."""
-    import re
+def source_path(text: str) -> Path | str:
+    """A file or folder path, or a database URL (checked here, so a bad one is one line, password masked)."""
+    from kgsql.db.target import is_url, parse_target
 
-    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text):
-        from kgsql.secrets import redact_uri
-
-        raise argparse.ArgumentTypeError(
-            f"{redact_uri(text)}: database URLs (PostgreSQL, DuckDB, ...) are not supported yet; "
-            f"give a SQLite/SpatiaLite file or a folder of them")
+    if is_url(text):
+        try:
+            parse_target(text)
+        except KgsqlError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from exc
+        return text
     return Path(text)
 
 
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                 sample_rows=args.sample_rows,
                 force=args.force,
                 progress=not args.no_progress and not args.json,
-                keep_going=args.source.is_dir(),
+                keep_going=isinstance(args.source, Path) and args.source.is_dir(),
                 discover_joins=args.discover_joins,
             )
             mining = _mine(store, pairs, args, progress=not args.no_progress and not args.json) if pairs else None

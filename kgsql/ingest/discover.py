@@ -370,8 +370,12 @@ def _drop_reverse_duplicates(joins: list[DiscoveredJoin]) -> list[DiscoveredJoin
 
 
 def discover_in_file(path: str | Path, schema: DatabaseSchema, **options: Any) -> list[DiscoveredJoin]:
-    """:func:`discover_joins` over the SQLite file at ``path`` (opened read-only)."""
+    """:func:`discover_joins` over the database at ``path`` (a SQLite file opened read-only, or a URL)."""
     from kgsql.db.connect import open_database
+    from kgsql.db.engines import catalog_connection, engine_of
+
+    if engine_of(path) != "sqlite":
+        return discover_joins(catalog_connection(path), schema, **options)
 
     conn = open_database(path)
     try:

@@ -34,7 +34,7 @@ def sibling_region_csv(db_path: Path) -> Path | None:
 
 def enrich(
     schema: DatabaseSchema,
-    db_path: Path,
+    db_path: Path | None,
     *,
     descriptions_dir: Path | None = None,
     profile_path: Path | None = None,
@@ -48,12 +48,12 @@ def enrich(
     """
     from kgsql.ingest.profile_apply import find_bundled_profile, profile_mismatch
 
-    desc_dir = descriptions_dir or sibling_descriptions_dir(db_path)
-    region_csv = sibling_region_csv(db_path)
+    desc_dir = descriptions_dir or (sibling_descriptions_dir(db_path) if db_path else None)
+    region_csv = sibling_region_csv(db_path) if db_path else None
     renamed = shipped = False
     if profile_path is None and use_shipped_profiles:
         profile_path = find_bundled_profile(schema.name)
-        if profile_path is None and db_path.stem != schema.name:
+        if profile_path is None and db_path is not None and db_path.stem != schema.name:
             # ``--name traffic_d1`` on traffic.sqlite still gets traffic's shipped profile
             profile_path = find_bundled_profile(db_path.stem)
             renamed = profile_path is not None
@@ -72,6 +72,11 @@ def enrich(
     problem = profile_mismatch(schema, profile) if profile is not None and shipped else None
     if problem is not None:
         (warn or log.warning)(f"shipped profile {Path(profile_path).name} skipped for database "
-                              f"'{schema.name}' ({db_path}): {problem}")
+                              f"'{schema.name}' ({db_path or schema.path}): {problem}")
         profile = None
-    return apply_profile(schema, profile, descriptions=descriptions, regions=regions)
+    enriched = apply_profile(schema, profile, descriptions=descriptions, regions=regions)
+    if enriched.dialect == "postgres" and enriched.derived:  # a SpatiaLite profile on a PostGIS copy
+        from kgsql.sql.to_postgis import to_postgis
+
+        enriched.derived = [dataclasses.replace(d, expression=to_postgis(d.expression)) for d in enriched.derived]
+    return enriched

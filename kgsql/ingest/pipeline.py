@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, TypeVar
 
+from kgsql.db.credentials import remember
+from kgsql.db.target import Target, is_url, parse_target
 from kgsql.errors import IngestInProgressError, InputError, KgsqlError
 from kgsql.graph.store import GraphStore
 from kgsql.graph.writer import WriteResult, write_schema
@@ -99,30 +101,34 @@ def read_sources(
     """
     if sample_rows < 1:
         raise InputError(f"sample_rows must be a positive number of rows, not {sample_rows}")
-    root = Path(source)
-    paths = require_databases(root)
+    root: Path | Target = Path(source) if not is_url(os.fspath(source)) else parse_target(os.fspath(source))
+    paths: list[Path] | list[Target] = [root] if isinstance(root, Target) else require_databases(root)  # type: ignore[list-item]
     if name and len(paths) > 1:
         raise InputError(f"--name applies to one database but {root} holds {len(paths)}")
     if profile_path is not None and len(paths) > 1:
         raise InputError(f"--profile applies to one database but {root} holds {len(paths)}")
     schemas: list[DatabaseSchema] = []
-    seen: dict[str, Path] = {}
+    seen: dict[str, Target] = {}
     warn = report.warnings.append if report is not None else None
     for path in _progress(paths, progress, "read"):
+        target = path if isinstance(path, Target) else parse_target(path)
         try:
-            schema = read_database(path, name, sample_rows=sample_rows)
-            enriched = enrich(schema, path, descriptions_dir=descriptions_dir, profile_path=profile_path, warn=warn)
-            found = add_discovered_joins(enriched, path, discover_joins)
+            schema = read_database(target, name, sample_rows=sample_rows)
+            enriched = enrich(schema, target.path, descriptions_dir=descriptions_dir, profile_path=profile_path,
+                              warn=warn)
+            found = add_discovered_joins(enriched, target.path if target.engine == "sqlite" else target.url,
+                                         discover_joins)
         except KgsqlError as exc:
             if report is None or not keep_going:
                 raise
-            report.fail(name or path.stem, path, exc)
+            report.fail(name or target.name, target.display, exc)
             continue
+        remember(target)  # a URL's password, kept out of the graph (kgsql.db.credentials)
         if schema.name in seen:
             raise InputError(
-                f"two databases named '{schema.name}': {seen[schema.name]} and {path}; ingest them separately with --name"
+                f"two databases named '{schema.name}': {seen[schema.name]} and {target}; ingest them separately with --name"
             )
-        seen[schema.name] = path
+        seen[schema.name] = target
         schemas.append(enriched)
         if found and report is not None:
             report.discovered_joins[enriched.name] = [j.to_dict() for j in found]

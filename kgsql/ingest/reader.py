@@ -31,6 +31,7 @@ from kgsql.schema.model import (
     ForeignKey,
     SpatialInfo,
     Table,
+    shorten_example,
 )
 
 GEOMETRY_TYPE_NAMES = frozenset(
@@ -50,7 +51,6 @@ _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$"
 
 DEFAULT_SAMPLE_ROWS = 100_000
 DEFAULT_VALUE_EXAMPLES = 5
-MAX_EXAMPLE_CHARS = 80
 
 
 def quote_identifier(name: str) -> str:
@@ -163,15 +163,12 @@ def _column_stats(
             f"SELECT v, count(*) AS n FROM {source} WHERE v IS NOT NULL AND trim(v) != '' "
             f"GROUP BY v ORDER BY n DESC, v LIMIT {int(n_examples)}"
         ).fetchall()
-        examples = [_shorten(v) for v, _n in rows]
+        examples = [shorten_example(v) for v, _n in rows]
         if numeric != non_null:
             stats.sample = examples[:3]
     return stats, examples
 
 
-def _shorten(value: Any) -> str:
-    text = str(value)
-    return text if len(text) <= MAX_EXAMPLE_CHARS else text[: MAX_EXAMPLE_CHARS - 1] + "…"
 
 
 def _foreign_keys(
@@ -221,9 +218,23 @@ def read_database(
     value_examples: int = DEFAULT_VALUE_EXAMPLES,
     with_stats: bool = True,
 ) -> DatabaseSchema:
-    """Read a SQLite/SpatiaLite file's schema, keys, statistics and examples."""
+    """Read a database's schema, keys, statistics and examples.
+
+    ``path`` is a SQLite/SpatiaLite file, or any name :func:`kgsql.db.target.parse_target`
+    takes (a PostgreSQL or DuckDB URL, a ``.duckdb`` file, a :class:`~kgsql.db.target.Target`),
+    read through its engine (:mod:`kgsql.db.engines`).
+    """
     if sample_rows < 1:
         raise InputError(f"sample_rows must be a positive number of rows, not {sample_rows}")
+    from kgsql.db import engines
+    from kgsql.db.target import Target, parse_target
+
+    if isinstance(path, Target) or engines.engine_of(path) != "sqlite":
+        target = path if isinstance(path, Target) else parse_target(os.fspath(path))
+        if target.engine != "sqlite":
+            return engines.read_schema(target, name, sample_rows=sample_rows, value_examples=value_examples,
+                                       with_stats=with_stats)
+        path = target.path  # type: ignore[assignment]  # sqlite:///file
     p = Path(path)
     conn = open_database(p)
     try:
@@ -268,7 +279,7 @@ def _read_open_database(
 
 
 def find_databases(root: str | os.PathLike[str]) -> list[Path]:
-    """SQLite files under ``root``: a single file, a folder of files, or Spider's ``database/<db>/<db>.sqlite``.
+    """SQLite (and DuckDB) files under ``root``: a single file, a folder of files, or Spider's ``database/<db>/<db>.sqlite``.
 
     Symlinked folders are followed (``root`` itself and any below it), each
     real folder searched once so a link cycle ends; a file reached by two
@@ -278,7 +289,7 @@ def find_databases(root: str | os.PathLike[str]) -> list[Path]:
     p = Path(root)
     if p.is_file():
         return [p]
-    suffixes = {".sqlite", ".sqlite3", ".db"}
+    suffixes = {".sqlite", ".sqlite3", ".db", ".duckdb", ".ddb"}
     found: dict[str, Path] = {}
     seen_dirs: set[str] = set()
     for folder, dirs, files in os.walk(p, followlinks=True):
@@ -302,5 +313,5 @@ def require_databases(root: str | os.PathLike[str]) -> list[Path]:
         raise DatabaseFileError(f"path not found: {p}")
     paths = find_databases(p)
     if not paths:
-        raise DatabaseFileError(f"no SQLite databases (*.sqlite, *.sqlite3, *.db) under {p}")
+        raise DatabaseFileError(f"no databases (*.sqlite, *.sqlite3, *.db, *.duckdb) under {p}")
     return paths

@@ -67,7 +67,10 @@ def extract_values(db_path: str | os.PathLike[str], schema: DatabaseSchema | Non
                    limits: ValueLimits = ValueLimits()) -> list[tuple[str, str, str]]:
     """(table, column, value) for the most frequent short text values of each column."""
     from kgsql.db.connect import open_database
+    from kgsql.db.engines import engine_of
 
+    if engine_of(db_path) != "sqlite":
+        return _engine_values(db_path, schema, limits)
     conn = open_database(db_path, spatial=False)
     out: list[tuple[str, str, str]] = []
     try:
@@ -97,6 +100,29 @@ def extract_values(db_path: str | os.PathLike[str], schema: DatabaseSchema | Non
                     out.append((tname, cname, v))
     finally:
         conn.close()
+    return out[: limits.max_values]
+
+
+def _engine_values(db: str | os.PathLike[str], schema: DatabaseSchema | None,
+                   limits: ValueLimits) -> list[tuple[str, str, str]]:
+    """:func:`extract_values` for a PostgreSQL/DuckDB database (the engine reads its text columns)."""
+    from kgsql.db import engines
+    from kgsql.db.target import parse_target
+
+    if schema is None:
+        target = parse_target(os.fspath(db))
+        schema = engines.read_schema(target, sample_rows=1, value_examples=0, with_stats=False)
+    out: list[tuple[str, str, str]] = []
+    for table in schema.tables:
+        for column in table.columns:
+            if len(out) >= limits.max_values or column.spatial is not None:
+                continue
+            try:
+                values = engines.text_values(db, table.name, column.name, scan_rows=limits.scan_rows,
+                                             max_chars=limits.max_chars, limit=limits.per_column)
+            except Exception:  # noqa: BLE001 - a broken view/column should not stop indexing
+                continue
+            out += [(table.name, column.name, v.strip()) for v in values if v.strip() and not _NUMERIC.match(v.strip())]
     return out[: limits.max_values]
 
 
@@ -137,13 +163,21 @@ class ValueIndex:
 
         ``memo`` (cache key -> index) lets a caller reuse built BM25 indexes in memory.
         """
-        p = Path(db_path).resolve()
-        st = p.stat()
+        from kgsql.db.engines import engine_of
+
         cols = "" if schema is None else ",".join(f"{t.name}.{c.name}" for t in schema.tables for c in t.columns)
-        key = hashlib.sha256(f"v1|{p}|{st.st_size}|{st.st_mtime_ns}|{limits}|{cols}".encode()).hexdigest()[:20]
+        if engine_of(db_path) == "sqlite":
+            p: str | Path = Path(db_path).resolve()
+            st = p.stat()
+            version, stem = f"{st.st_size}|{st.st_mtime_ns}", p.stem
+        else:  # a server's data has no mtime: the row counts of the ingested schema stand for its version
+            p = os.fspath(db_path)
+            version = "" if schema is None else ",".join(str(t.row_count) for t in schema.tables)
+            stem = re.sub(r"\W+", "_", schema.name if schema is not None else "db")
+        key = hashlib.sha256(f"v1|{p}|{version}|{limits}|{cols}".encode()).hexdigest()[:20]
         if memo is not None and key in memo:
             return memo[key]
-        cache = (Path(cache_dir) if cache_dir else default_cache_dir()) / f"values-{p.stem[:40]}-{key}.json.gz"
+        cache = (Path(cache_dir) if cache_dir else default_cache_dir()) / f"values-{stem[:40]}-{key}.json.gz"
         entries: list[tuple[str, str, str]] | None = None
         if use_cache and cache.exists():
             try:

@@ -11,6 +11,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+#: Longest value example kept in the graph (longer ones are cut with an ellipsis).
+MAX_EXAMPLE_CHARS = 80
+
+
+def shorten_example(value: Any) -> str:
+    """A value as the graph keeps it: text, at most :data:`MAX_EXAMPLE_CHARS` characters."""
+    text = str(value)
+    return text if len(text) <= MAX_EXAMPLE_CHARS else text[: MAX_EXAMPLE_CHARS - 1] + "…"
+
+
 @dataclass
 class ColumnStats:
     """Per-column statistics computed at ingest."""

@@ -36,6 +36,7 @@ __all__ = [
     "SourceCache",
     "analyse",
     "is_natural",
+    "parse_sql",
     "parse_sqlite",
     "columns_of",
     "output_names",
@@ -51,12 +52,17 @@ SYSTEM_TABLES = frozenset({"sqlite_master", "sqlite_schema", "sqlite_temp_master
 ROWID_NAMES = frozenset({"rowid", "oid", "_rowid_"})
 
 
-def parse_sqlite(sql: str) -> exp.Expression | None:
-    """The sqlglot tree of ``sql`` (SQLite dialect), or None when it does not parse."""
+def parse_sql(sql: str, dialect: str = "sqlite") -> exp.Expression | None:
+    """The sqlglot tree of ``sql`` in ``dialect`` (sqlglot's name), or None when it does not parse."""
     try:
-        return sqlglot.parse_one(sql, read="sqlite")
+        return sqlglot.parse_one(sql, read=dialect)
     except (SqlglotError, RecursionError, ValueError):
         return None
+
+
+def parse_sqlite(sql: str) -> exp.Expression | None:
+    """The sqlglot tree of ``sql`` (SQLite dialect), or None when it does not parse."""
+    return parse_sql(sql, "sqlite")
 
 
 def scopes(tree: exp.Expression) -> list[Scope]:

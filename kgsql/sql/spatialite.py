@@ -1,4 +1,4 @@
-"""SDBMS knowledge (SSpa §3.2): which SpatiaLite functions to tell the model about.
+"""SDBMS knowledge (SSpa §3.2): which spatial functions (SpatiaLite, PostGIS) to tell the model about.
 
 Spatial function names differ between systems (SQL Server's ``STArea`` is
 SpatiaLite's ``Area``) and parameterisations change results (``GLength(c)``
@@ -7,8 +7,11 @@ explains a few functions. SSpa used a fixed list; here the functions are
 chosen per question (their stated future work): similarity between the
 question and each function's documentation (MiniLM pooled embeddings when the
 retrieval encoder is importable, keyword overlap always), boosted by the
-geometry types of the selected schema. The knowledge base is the YAML file
-``knowledge/spatialite_functions.yaml`` shipped as package data.
+geometry types of the selected schema. Each dialect's knowledge base is a
+YAML file shipped as package data (``knowledge/spatialite_functions.yaml``,
+``knowledge/postgis_functions.yaml``); a file may carry its own
+``type_boosts`` (geometry type -> function names), else :data:`TYPE_BOOSTS`
+(SpatiaLite's names) applies.
 """
 from __future__ import annotations
 
@@ -27,9 +30,12 @@ from kgsql.schema.model import Column, DatabaseSchema, Table
 __all__ = ["Function", "SpatialKnowledge", "TYPE_BOOSTS", "geometry_types"]
 
 #: Dialect name -> KB file under kgsql/sql/knowledge/.
-_KB_FILES: dict[str, str] = {"spatialite": "spatialite_functions.yaml"}
+_KB_FILES: dict[str, str] = {"spatialite": "spatialite_functions.yaml", "postgis": "postgis_functions.yaml"}
+#: Other names of a dialect -> the name in _KB_FILES.
+_DIALECT_SYNONYMS: dict[str, str] = {"postgres": "postgis", "postgresql": "postgis"}
 
-#: Functions a geometry type makes likely (SSpa's commonly used set, per type).
+#: Functions a geometry type makes likely (SSpa's commonly used set, per type), for a KB
+#: whose YAML has no ``type_boosts`` (SpatiaLite's).
 TYPE_BOOSTS: dict[str, tuple[str, ...]] = {
     "POINT": ("Distance", "PtDistWithin", "Within", "X", "Y"),
     "MULTIPOINT": ("Distance", "PtDistWithin", "Within", "X", "Y"),
@@ -52,14 +58,14 @@ _WEAK_KEYWORDS = frozenset({"in", "has", "end", "start", "point", "size", "long"
 
 @dataclass(frozen=True)
 class Function:
-    """One SpatiaLite function as the prompt describes it."""
+    """One spatial function as the prompt describes it."""
 
     name: str
     signature: str
     returns: str
     description: str
     aliases: tuple[str, ...] = ()
-    native_aliases: tuple[str, ...] = ()  # aliases SpatiaLite also defines
+    native_aliases: tuple[str, ...] = ()  # aliases the dialect itself also defines
     keywords: tuple[str, ...] = ()
 
     @property
@@ -124,11 +130,16 @@ class SpatialKnowledge:
     _cache_lock = threading.Lock()
 
     def __init__(self, dialect: str, preamble: str, functions: list[Function],
-                 alias_notes: Mapping[str, str] | None = None) -> None:
+                 alias_notes: Mapping[str, str] | None = None,
+                 type_boosts: Mapping[str, Sequence[str]] | None = None) -> None:
         self.dialect = dialect
         self.preamble = preamble
         self.functions = list(functions)
         self.alias_notes = dict(alias_notes or {})
+        #: geometry type (upper case) -> names of the functions a column of that type makes likely
+        self.type_boosts: dict[str, tuple[str, ...]] = (
+            dict(TYPE_BOOSTS) if type_boosts is None
+            else {str(t).upper(): tuple(str(n) for n in names or ()) for t, names in type_boosts.items()})
         self._by_name: dict[str, Function] = {}
         for f in self.functions:  # names win over aliases; first definition wins
             self._by_name.setdefault(f.name.lower(), f)
@@ -146,8 +157,9 @@ class SpatialKnowledge:
 
     @classmethod
     def load(cls, dialect: str = "spatialite") -> "SpatialKnowledge":
-        """The KB of ``dialect`` (read once per process from package data)."""
-        key = dialect.lower()
+        """The KB of ``dialect`` (read once per process from package data); "postgres" means "postgis"."""
+        key = dialect.strip().lower()
+        key = _DIALECT_SYNONYMS.get(key, key)
         with cls._cache_lock:
             if key not in cls._cache:
                 if key not in _KB_FILES:
@@ -161,7 +173,8 @@ class SpatialKnowledge:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "SpatialKnowledge":
-        """Build from the YAML structure (``dialect``, ``preamble``, ``functions``, ``alias_notes``)."""
+        """Build from the YAML structure (``dialect``, ``preamble``, ``functions``, ``alias_notes``,
+        optional ``type_boosts``)."""
         functions = [
             Function(
                 name=str(f["name"]),
@@ -175,7 +188,7 @@ class SpatialKnowledge:
             for f in data.get("functions") or ()
         ]
         return cls(str(data.get("dialect", "spatialite")), str(data.get("preamble", "")).strip(),
-                   functions, data.get("alias_notes") or {})
+                   functions, data.get("alias_notes") or {}, data.get("type_boosts"))
 
     # ------------------------------------------------------------------ lookup
 
@@ -214,9 +227,9 @@ class SpatialKnowledge:
         sims = self._similarities(question, encoder)
         if sims is not None:
             scores = [s + _W_EMBED * max(0.0, float(x)) for s, x in zip(scores, sims)]
-        boosted = {n for t in types for n in TYPE_BOOSTS.get(t, ())}
+        boosted = {n for t in types for n in self.type_boosts.get(t, ())}
         if "GEOMETRY" in types or "GEOMETRYCOLLECTION" in types:  # unknown shape: all are plausible
-            boosted |= {n for names in TYPE_BOOSTS.values() for n in names}
+            boosted |= {n for names in self.type_boosts.values() for n in names}
         scores = [s + (_W_TYPE if f.name in boosted else 0.0) for s, f in zip(scores, self.functions)]
         order = sorted(range(len(self.functions)), key=lambda i: (-scores[i], i))
         return [self.functions[i] for i in order[:k]]
@@ -264,14 +277,16 @@ class SpatialKnowledge:
         return f"{function.signature} returns {returns}." if returns else f"{function.signature}."
 
 
-def spatial_notes(question: str, schema: Any, *, k: int = 6, fixed: Sequence[str] = ()) -> tuple[str, str]:
+def spatial_notes(question: str, schema: Any, *, k: int = 6, fixed: Sequence[str] = (),
+                  dialect: str = "spatialite") -> tuple[str, str]:
     """(SDBMS preamble, explanations of the functions this question needs) for a spatial schema.
 
-    ``fixed`` names a constant function list (SSpa's) instead of the per-question choice;
-    ("", "") for a database without geometry."""
+    ``fixed`` names a constant function list (SSpa's) instead of the per-question choice
+    (a name another dialect uses is mapped through the KB's aliases); ``dialect`` picks
+    the KB ("spatialite", "postgis"); ("", "") for a database without geometry."""
     if not getattr(schema, "is_spatial", False):
         return "", ""
-    kb = SpatialKnowledge.load()
+    kb = SpatialKnowledge.load(dialect)
     if fixed:
         functions = [f for f in (kb.function(n) for n in fixed) if f is not None]
     else:

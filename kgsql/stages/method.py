@@ -18,12 +18,14 @@ from typing import Any, Callable, Sequence
 from kgsql.correct.loop import LoopOptions
 from kgsql.errors import InputError, KgsqlError
 from kgsql.generate.answer import Answer, check_question
+from kgsql.generate.render import identifier_quoting
 from kgsql.ingest.sources import GraphSchemas
 from kgsql.stages.evidence import USER_EVIDENCE_MODES, GatherEvidence
 from kgsql.stages.examples import PickExamples
 from kgsql.stages.generate import GenerateSQL
 from kgsql.stages.hints import GraphHints
 from kgsql.stages.schema import RenderSchema, SelectSchema, SpatialNotes, WholeDatabase
+from kgsql.sql.dialects import dialect_of
 from kgsql.stages.state import QuestionState, Stage
 
 
@@ -126,8 +128,9 @@ class StagedMethod:
             if earlier:
                 state.question = self._standalone(question, earlier, state)
                 answer.standalone = state.question
-            for stage in self.stages:
-                stage.run(state)
+            with identifier_quoting(dialect_of(full)):  # names in prompts and hints as the database reads them
+                for stage in self.stages:
+                    stage.run(state)
         except KgsqlError as exc:  # LLM down, garbage output...: reported, not raised
             answer.error = str(exc)
         return answer.finish(state.trace, t0)

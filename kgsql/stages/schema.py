@@ -7,7 +7,8 @@ relevant and the cell values the question names feed the hints, and with
 every question of a database, which a prefix-caching server reads once
 (measured in docs/eval.md: the faster and more accurate choice on Spider with
 the local server). ``RenderSchema`` writes the shown schema in a named style;
-``SpatialNotes`` adds the SpatiaLite preamble and the functions a question needs.
+``SpatialNotes`` names the dialect in the system line and adds the spatial
+preamble (SpatiaLite, PostGIS) and the functions a question needs.
 """
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from typing import Any, Callable
 
 from kgsql.errors import InputError
 from kgsql.generate.render import RenderOptions, render_geo_descriptions, render_kg_schema
+from kgsql.sql.dialects import dialect_of, expert_line, function_kb
 from kgsql.stages.state import QuestionState, ValueHit
 
 SCOPES = ("database", "selected")
-SQLITE_EXPERT = "You are an expert in SQLite and highly skilled in writing SQL queries."
+SQLITE_EXPERT = expert_line("sqlite")
 
 
 @dataclass
@@ -97,11 +99,13 @@ class SpatialNotes:
     name: str = "spatial"
 
     def run(self, state: QuestionState) -> None:
-        state.system = SQLITE_EXPERT
-        if not self.enabled:
+        dialect = dialect_of(state.full)
+        state.system = expert_line(dialect)
+        kb = function_kb(dialect)
+        if not self.enabled or not kb:
             return
         from kgsql.sql.spatialite import spatial_notes
 
-        preamble, notes = spatial_notes(state.question, state.shown, k=self.functions, fixed=self.fixed)
+        preamble, notes = spatial_notes(state.question, state.shown, k=self.functions, fixed=self.fixed, dialect=kb)
         if preamble:
             state.system, state.knowledge = preamble, notes

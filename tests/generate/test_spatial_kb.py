@@ -49,8 +49,8 @@ def test_load(kb: SpatialKnowledge) -> None:
 
 
 def test_unknown_dialect() -> None:
-    with pytest.raises(UnknownNameError, match="postgis"):
-        SpatialKnowledge.load("postgis")
+    with pytest.raises(UnknownNameError, match="known: postgis, spatialite"):
+        SpatialKnowledge.load("oracle")
 
 
 @pytest.mark.parametrize("function", SpatialKnowledge.load().functions, ids=lambda f: f.name)

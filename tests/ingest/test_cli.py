@@ -61,7 +61,7 @@ def test_missing_path(cli_env, tmp_path):
 
 def test_directory_without_databases(cli_env, tmp_path):
     (tmp_path / "readme.txt").write_text("nothing here")
-    assert "no SQLite databases" in one_error_line(run_ingest([str(tmp_path)], cli_env))
+    assert "no databases (*.sqlite" in one_error_line(run_ingest([str(tmp_path)], cli_env))
 
 
 def test_non_sqlite_file(cli_env, tmp_path):
@@ -164,7 +164,7 @@ def test_verify_missing_path_is_an_error(cli_env, tmp_path):
     line = one_error_line(run_verify([str(tmp_path / "missing_dir")], cli_env))
     assert "path not found" in line and "missing_dir" in line
     (tmp_path / "empty").mkdir()
-    assert "no SQLite databases" in one_error_line(run_verify([str(tmp_path / "empty")], cli_env))
+    assert "no databases (*.sqlite" in one_error_line(run_verify([str(tmp_path / "empty")], cli_env))
 
 
 def test_ingest_and_verify_through_a_symlinked_folder(cli_env, make_sqlite, tmp_path, unique_name):

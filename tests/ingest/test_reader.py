@@ -132,5 +132,5 @@ def test_find_databases_follows_symlinked_folders(tmp_path, make_sqlite):
 def test_require_databases_refuses_missing_and_empty(tmp_path):
     with pytest.raises(DatabaseFileError, match="path not found"):
         require_databases(tmp_path / "missing")
-    with pytest.raises(DatabaseFileError, match="no SQLite databases"):
+    with pytest.raises(DatabaseFileError, match=r"no databases \(\*\.sqlite"):
         require_databases(tmp_path)

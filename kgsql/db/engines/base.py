@@ -1,0 +1,179 @@
+"""What every database engine behind a URL gives kgsql: a schema, guarded rows, text values.
+
+SQLite keeps its own modules (:mod:`kgsql.ingest.reader`, :mod:`kgsql.db.guard`):
+it is a file opened in-process, with an authorizer kgsql controls. The
+engines here are reached through a driver, so what they share is written once:
+the :class:`Engine` protocol, the statistics and value queries (plain SQL both
+PostgreSQL and DuckDB run), the row fetch under the caps, and turning a
+driver's error text into the error kinds self-correction acts on.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final, Protocol
+
+from kgsql.db.budget import row_bytes
+from kgsql.db.guard import QueryResult
+from kgsql.db.sql_errors import ErrorKind
+from kgsql.schema.model import ColumnStats, DatabaseSchema, shorten_example
+
+__all__ = ["Engine", "Fetch", "classify_message", "column_stats", "fetch_capped", "plain_value",
+           "quote_identifier", "sql_literal", "text_values"]
+
+#: Rows fetched per round trip from a server-side cursor.
+FETCH_BATCH: Final = 500
+
+
+class Engine(Protocol):
+    """One open database of an engine kgsql reaches through a driver."""
+
+    #: sqlglot's dialect name, also the engine's name in kgsql ("postgres", "duckdb").
+    dialect: str
+
+    def execute(self, statement: str, *, timeout_s: float, max_rows: int, max_bytes: int) -> QueryResult:
+        """Run one already-validated query read-only under the caps; raise the guard's errors."""
+        ...
+
+    def read_schema(self, name: str, *, sample_rows: int, value_examples: int, with_stats: bool) -> DatabaseSchema:
+        """Tables, columns, types, keys, foreign keys, row counts, statistics and geometry columns."""
+        ...
+
+    def run(self, sql: str) -> list[tuple[Any, ...]]:
+        """One of kgsql's own statements (catalog, statistics), all rows; DatabaseFileError when it fails."""
+        ...
+
+    def text_values(self, table: str, column: str, *, scan_rows: int, max_chars: int, limit: int) -> list[str]:
+        """The most frequent short text values of one column (the value index's input)."""
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+def quote_identifier(name: str) -> str:
+    """An identifier in double quotes (embedded quotes doubled): PostgreSQL and DuckDB alike."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def sql_literal(text: str) -> str:
+    """A string literal in single quotes (embedded quotes doubled)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def plain_value(value: Any) -> Any:
+    """A driver value as JSON-friendly Python: Decimal to int/float, dates to ISO text, bytes kept."""
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() and abs(value) < 2**63 else float(value)
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat(sep=" ") if isinstance(value, _dt.datetime) else value.isoformat()
+    if isinstance(value, memoryview):
+        return bytes(value)
+    return value
+
+
+class Fetch:
+    """Rows pulled in batches until a cap: ``max_rows`` rows or ``max_bytes`` of row data."""
+
+    def __init__(self, max_rows: int, max_bytes: int) -> None:
+        self.max_rows = max_rows
+        self.max_bytes = max_bytes
+        self.rows: list[tuple[Any, ...]] = []
+        self.truncated_by = ""
+        self._size = 0
+
+    def take(self, batch: Iterable[Sequence[Any]]) -> bool:
+        """Add a batch; False once a cap is reached (stop fetching)."""
+        for row in batch:
+            if len(self.rows) >= self.max_rows:
+                self.truncated_by = "rows"
+                return False
+            values = tuple(plain_value(v) for v in row)
+            self._size += row_bytes(values)
+            if self._size > self.max_bytes:
+                self.truncated_by = "bytes"
+                return False
+            self.rows.append(values)
+        return True
+
+
+def fetch_capped(fetchmany: Callable[[int], Sequence[Sequence[Any]]], columns: list[str], statement: str,
+                 started: float, *, max_rows: int, max_bytes: int) -> QueryResult:
+    """A :class:`QueryResult` of a cursor's rows, read :data:`FETCH_BATCH` at a time under the caps."""
+    fetch = Fetch(max_rows, max_bytes)
+    while True:
+        batch = fetchmany(FETCH_BATCH)
+        if not batch or not fetch.take(batch):
+            break
+    return QueryResult(columns=columns, rows=fetch.rows, truncated=bool(fetch.truncated_by),
+                       elapsed_s=time.perf_counter() - started, sql=statement,
+                       truncated_by=fetch.truncated_by)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- statistics and values
+
+_NUMERIC_TYPE = re.compile(r"\b(int|integer|bigint|smallint|tinyint|hugeint|ubigint|uinteger|usmallint|utinyint|"
+                           r"int2|int4|int8|numeric|decimal|real|double|float|float4|float8|money)\b", re.I)
+_DATE_TYPE = re.compile(r"^(date|timestamp|timestamptz)\b", re.I)
+
+
+def column_stats(run: Callable[[str], list[tuple[Any, ...]]], table: str, column: str, type_: str, *,
+                 sample_rows: int, n_examples: int) -> tuple[ColumnStats, list[str]]:
+    """Distinct count, null fraction, min/max (numbers, dates), a text sample and the frequent values.
+
+    The same meaning as the SQLite reader's statistics, over the first
+    ``sample_rows`` rows; ``run`` executes one statement and returns its rows.
+    Types come from the catalog, so no per-value type test is needed.
+    """
+    qt, qc = quote_identifier(table), quote_identifier(column)
+    source = f"(SELECT {qc} AS v FROM {qt} LIMIT {int(sample_rows)}) AS s"
+    numeric = bool(_NUMERIC_TYPE.search(type_))
+    dated = bool(_DATE_TYPE.match(type_.strip()))
+    bounds = ", min(v), max(v)" if numeric or dated else ""
+    row = run(f"SELECT count(*), count(*) - count(v), count(DISTINCT v){bounds} FROM {source}")[0]
+    total, nulls, distinct = (int(x or 0) for x in row[:3])
+    stats = ColumnStats(distinct_count=distinct, null_fraction=(nulls / total) if total else None)
+    if bounds and total > nulls:
+        stats.min, stats.max = plain_value(row[3]), plain_value(row[4])
+    examples: list[str] = []
+    if total > nulls and not re.search(r"\b(bytea|blob|json|jsonb|geometry|geography)\b", type_, re.I):
+        text = "CAST(v AS VARCHAR)"
+        rows = run(f"SELECT {text} AS t, count(*) AS n FROM {source} WHERE v IS NOT NULL AND trim({text}) <> '' "
+                   f"GROUP BY t ORDER BY n DESC, t LIMIT {int(n_examples)}")
+        examples = [shorten_example(str(v)) for v, _n in rows]
+        if not numeric:
+            stats.sample = examples[:3]
+    return stats, examples
+
+
+def text_values(run: Callable[[str], list[tuple[Any, ...]]], table: str, column: str, *, scan_rows: int,
+                max_chars: int, limit: int) -> list[str]:
+    """The most frequent text values of a text column, at most ``max_chars`` long."""
+    qt, qc = quote_identifier(table), quote_identifier(column)
+    rows = run(f"SELECT v, count(*) AS n FROM (SELECT {qc} AS v FROM {qt} LIMIT {int(scan_rows)}) AS s "
+               f"WHERE length(v) BETWEEN 1 AND {int(max_chars)} GROUP BY v ORDER BY n DESC, v LIMIT {int(limit)}")
+    return [str(v) for v, _n in rows]
+
+
+def is_text_type(type_: str) -> bool:
+    """A character column: the only kind the value index reads."""
+    return bool(re.search(r"\b(text|varchar|char|character|string|bpchar|name|citext)\b", type_, re.I))
+
+
+
+
+# --------------------------------------------------------------------------- error kinds
+
+Pattern = tuple[ErrorKind, re.Pattern[str]]
+
+
+def classify_message(message: str, patterns: Sequence[Pattern]) -> tuple[ErrorKind, str | None]:
+    """The first pattern's kind whose regex finds ``message``, with its ``name`` group."""
+    for kind, pattern in patterns:
+        match = pattern.search(message)
+        if match:
+            return kind, match.groupdict().get("name")
+    return "other", None

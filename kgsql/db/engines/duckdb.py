@@ -1,0 +1,180 @@
+"""DuckDB files, embedded: read-only by construction.
+
+The file is opened with ``read_only=True`` (DuckDB refuses every write and
+DDL statement on it), ``enable_external_access=false`` (no other file can be
+read, written or attached: ``read_csv('/etc/passwd')``, ``COPY ... TO``,
+``ATTACH`` all fail) and ``lock_configuration=true`` (no query can switch
+either back), with extension auto-install/auto-load off. DuckDB has no
+statement timeout, so a timer interrupts the connection when a query's time
+is up. The static layers of :func:`kgsql.db.statement.validate_query` run
+first, as for every engine.
+
+The catalog comes from DuckDB's own table functions (``duckdb_tables()``,
+``duckdb_columns()``, ``duckdb_constraints()``), which know keys and foreign
+keys. DuckDB's spatial extension would have to be downloaded, so DuckDB
+files are read without geometry support.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any, Final
+
+from kgsql.db.engines.base import (
+    Pattern,
+    classify_message,
+    column_stats,
+    fetch_capped,
+    is_text_type,
+    quote_identifier,
+    sql_literal,
+    text_values,
+)
+from kgsql.db.guard import QueryResult
+from kgsql.db.sql_errors import QueryResourceError, QueryTimeoutError, SQLQueryError
+from kgsql.db.statement import _unsafe
+from kgsql.db.target import Target
+from kgsql.errors import DatabaseFileError
+from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
+
+__all__ = ["DuckDBEngine", "READ_ONLY_CONFIG"]
+
+#: The connection settings that make a DuckDB file read-only and closed to the rest of the file system.
+READ_ONLY_CONFIG: Final[dict[str, Any]] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,
+}
+_PATTERNS: Final[tuple[Pattern, ...]] = (
+    ("no_such_table", re.compile(r"Table with name (?P<name>\S+) does not exist")),
+    ("no_such_column", re.compile(r'Referenced column "(?P<name>[^"]+)" not found')),
+    ("no_such_column", re.compile(r'Values list "\w+" does not have a column named "(?P<name>[^"]+)"')),
+    ("no_such_table", re.compile(r'Referenced table "(?P<name>[^"]+)" not found')),
+    ("ambiguous_column", re.compile(r'Ambiguous reference to column name "(?P<name>[^"]+)"')),
+    ("no_such_function", re.compile(r"Function with name (?P<name>\S+) does not exist")),
+    ("wrong_arguments", re.compile(r"No function matches the given name and argument types '(?P<name>\w+)\(")),
+    ("syntax", re.compile(r'syntax error at or near "(?P<name>[^"]*)"')),
+    ("syntax", re.compile(r"Parser Error")),
+)
+
+
+class DuckDBEngine:
+    """One DuckDB file, opened read-only; one query at a time."""
+
+    dialect = "duckdb"
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self._conn: Any = None
+        self._lock = threading.Lock()
+
+    def _connection(self) -> Any:
+        if self._conn is not None:
+            return self._conn
+        try:
+            import duckdb
+        except ImportError as exc:  # pragma: no cover - an optional dependency
+            raise DatabaseFileError("DuckDB files need the duckdb package: pip install 'kgsql[duckdb]'") from exc
+        path = Path(self.target.path or "")
+        if not path.is_file():
+            raise DatabaseFileError(f"DuckDB file not found: {path}")
+        try:
+            self._conn = duckdb.connect(str(path), read_only=True, config=dict(READ_ONLY_CONFIG))
+        except duckdb.Error as exc:
+            raise DatabaseFileError(f"cannot open DuckDB file {path}: {_first_line(exc)}") from exc
+        return self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def execute(self, statement: str, *, timeout_s: float, max_rows: int, max_bytes: int) -> QueryResult:
+        import duckdb
+
+        with self._lock:
+            conn = self._connection()
+            timer = threading.Timer(timeout_s, conn.interrupt)
+            started = time.perf_counter()
+            timer.start()
+            try:
+                cursor = conn.execute(statement)
+                columns = [d[0] for d in cursor.description or ()]
+                return fetch_capped(cursor.fetchmany, columns, statement, started,
+                                    max_rows=max_rows, max_bytes=max_bytes)
+            except duckdb.InterruptException as exc:
+                raise QueryTimeoutError(timeout_s, sql=statement) from exc
+            except duckdb.OutOfMemoryException as exc:
+                raise QueryResourceError(_first_line(exc), sql=statement) from exc
+            except (duckdb.PermissionException, duckdb.InvalidInputException) as exc:
+                message = _first_line(exc)
+                if "read-only" in message or "Permission" in message or "configuration" in message:
+                    raise _unsafe(f"DuckDB refused the statement: {message}") from exc
+                raise SQLQueryError("other", message, sql=statement) from exc
+            except duckdb.Error as exc:
+                message = _first_line(exc)
+                kind, name = classify_message(message, _PATTERNS)
+                raise SQLQueryError(kind, message, name=name, sql=statement) from exc
+            finally:
+                timer.cancel()
+
+    def run(self, sql: str) -> list[tuple[Any, ...]]:
+        import duckdb
+
+        try:
+            return self._connection().execute(sql).fetchall()
+        except duckdb.Error as exc:
+            raise DatabaseFileError(f"{self.target.display}: {_first_line(exc)}") from exc
+
+    def read_schema(self, name: str, *, sample_rows: int, value_examples: int, with_stats: bool) -> DatabaseSchema:
+        with self._lock:
+            names = [str(t) for (t,) in self.run(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+                "AND schema_name = current_schema() AND NOT internal UNION ALL "
+                "SELECT view_name FROM duckdb_views() WHERE database_name = current_database() "
+                "AND schema_name = current_schema() AND NOT internal ORDER BY 1")]
+            keys: dict[str, set[str]] = {}
+            links: list[tuple[str, list[str], str, list[str]]] = []
+            for kind, table, cols, ref_table, ref_cols in self.run(
+                    "SELECT constraint_type, table_name, constraint_column_names, referenced_table, "
+                    "referenced_column_names FROM duckdb_constraints() WHERE database_name = current_database() "
+                    "AND schema_name = current_schema() AND constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')"):
+                if kind == "PRIMARY KEY":
+                    keys.setdefault(str(table), set()).update(str(c) for c in cols)
+                else:
+                    links.append((str(table), [str(c) for c in cols], str(ref_table), [str(c) for c in ref_cols]))
+            tables: list[Table] = []
+            for tname in names:
+                table = Table(name=tname, row_count=int(self.run(f"SELECT count(*) FROM {quote_identifier(tname)}")[0][0]))
+                for cname, ctype, nullable in self.run(
+                        f"SELECT column_name, data_type, is_nullable FROM duckdb_columns() "
+                        f"WHERE database_name = current_database() AND schema_name = current_schema() "
+                        f"AND table_name = {sql_literal(tname)} ORDER BY column_index"):
+                    col = Column(name=str(cname), type=str(ctype), is_primary_key=cname in keys.get(tname, ()),
+                                 not_null=not nullable)
+                    if with_stats and table.row_count:
+                        col.stats, col.value_examples = column_stats(
+                            self.run, tname, str(cname), str(ctype), sample_rows=sample_rows,
+                            n_examples=value_examples)
+                    table.columns.append(col)
+                tables.append(table)
+        fks = [ForeignKey(t, c, rt, rc) for t, cols, rt, rcols in links for c, rc in zip(cols, rcols)]
+        return DatabaseSchema(name=name, tables=tables, foreign_keys=fks, path=self.target.display,
+                              dialect="duckdb")
+
+    def text_values(self, table: str, column: str, *, scan_rows: int, max_chars: int, limit: int) -> list[str]:
+        with self._lock:
+            types = dict(self.run(f"SELECT column_name, data_type FROM duckdb_columns() "
+                                   f"WHERE table_name = {sql_literal(table)} AND schema_name = current_schema()"))
+            if not is_text_type(str(types.get(column, ""))):
+                return []
+            return text_values(self.run, table, column, scan_rows=scan_rows, max_chars=max_chars, limit=limit)
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__

@@ -1,0 +1,260 @@
+"""PostgreSQL (and PostGIS) through psycopg 3: read-only by construction.
+
+Every connection kgsql opens starts its sessions with
+``default_transaction_read_only=on``; every generated query then runs
+
+* inside a transaction that is declared ``READ ONLY`` before anything else
+  and always rolled back, so no statement in it can write, whatever the
+  role may do;
+* with ``SET LOCAL statement_timeout``, so the server itself stops it;
+* as ``DECLARE ... CURSOR FOR <query>`` (a server-side cursor), which the
+  server accepts only for SELECT or VALUES, and which is read in batches,
+  so a huge result stops at the row cap without being sent whole.
+
+The lexical and sqlglot layers of :func:`kgsql.db.statement.validate_query`
+run before (one statement, a query, no denied function — PostgreSQL's
+file/session/administration functions are on the deny list). The
+documentation (docs/engines.md) adds the last layer a user controls: a role
+that has only SELECT on the tables.
+
+The catalog (``pg_class``, ``pg_attribute``, ``pg_constraint``, PostGIS's
+``geometry_columns``) gives what SQLAlchemy's reflection would and more:
+exact keys and foreign keys, and each geometry column's type and SRID.
+Tables are those visible on the connection's ``search_path`` (choose a
+schema with ``?options=-csearch_path%3Dmyschema`` in the URL); objects that
+belong to extensions (PostGIS's ``spatial_ref_sys``) are left out.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import time
+from typing import Any, Final
+
+from kgsql.db.credentials import connect_url
+from kgsql.db.engines.base import (
+    Pattern,
+    classify_message,
+    column_stats,
+    fetch_capped,
+    is_text_type,
+    plain_value,
+    quote_identifier,
+    sql_literal,
+    text_values,
+)
+from kgsql.db.guard import QueryResult
+from kgsql.db.sql_errors import QueryResourceError, QueryTimeoutError, SQLQueryError
+from kgsql.db.target import Target
+from kgsql.db.statement import _unsafe
+from kgsql.errors import DatabaseFileError
+from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, SpatialInfo, Table
+from kgsql.secrets import redact
+
+__all__ = ["PostgresEngine"]
+
+CONNECT_TIMEOUT_S: Final = 10
+_SESSION_OPTIONS: Final = "-c default_transaction_read_only=on -c idle_in_transaction_session_timeout=60000"
+
+#: SQLSTATE classes and codes -> the error kinds self-correction acts on.
+_SQLSTATE_KINDS: Final[dict[str, str]] = {
+    "42P01": "no_such_table", "42703": "no_such_column", "42702": "ambiguous_column",
+    "42883": "no_such_function", "42601": "syntax", "42P10": "syntax", "42803": "other",
+}
+_NAME_PATTERNS: Final[tuple[Pattern, ...]] = (
+    ("no_such_table", re.compile(r'relation "(?P<name>[^"]+)" does not exist')),
+    ("no_such_table", re.compile(r'missing FROM-clause entry for table "(?P<name>[^"]+)"')),
+    ("no_such_column", re.compile(r'column "?(?P<name>[^"\s]+)"? does not exist')),
+    ("ambiguous_column", re.compile(r'column reference "(?P<name>[^"]+)" is ambiguous')),
+    ("no_such_function", re.compile(r"function (?P<name>[\w.]+)\(")),
+    ("syntax", re.compile(r'syntax error at or near "(?P<name>[^"]*)"')),
+    ("syntax", re.compile(r"syntax error at end of input")),
+)
+_WRITE_STATES: Final = frozenset({"25006", "0A000"})  # read_only_sql_transaction; DECLARE of a non-query
+
+
+class PostgresEngine:
+    """One PostgreSQL database; one connection, used by one query at a time."""
+
+    dialect = "postgres"
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self._conn: Any = None
+        self._lock = threading.Lock()
+        self._cursors = 0
+
+    # ------------------------------------------------------------------ connection
+
+    def _connection(self) -> Any:
+        if self._conn is not None and not self._conn.closed:
+            return self._conn
+        try:
+            import psycopg
+        except ImportError as exc:  # pragma: no cover - a declared dependency
+            raise DatabaseFileError("PostgreSQL needs psycopg: pip install 'kgsql[postgres]'") from exc
+        try:
+            self._conn = psycopg.connect(connect_url(self.target), autocommit=False, connect_timeout=CONNECT_TIMEOUT_S,
+                                         options=_SESSION_OPTIONS, application_name="kgsql")
+        except psycopg.Error as exc:
+            raise DatabaseFileError(f"cannot connect to {self.target.display}: {_first_line(exc)}") from exc
+        return self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    # ------------------------------------------------------------------ guarded queries
+
+    def execute(self, statement: str, *, timeout_s: float, max_rows: int, max_bytes: int) -> QueryResult:
+        import psycopg
+
+        with self._lock:
+            conn = self._connection()
+            started = time.perf_counter()
+            try:
+                conn.execute("SET TRANSACTION READ ONLY")
+                conn.execute(f"SET LOCAL statement_timeout = {max(1, int(timeout_s * 1000))}")
+                self._cursors += 1
+                with conn.cursor(name=f"kgsql_{self._cursors}") as cursor:
+                    cursor.execute(statement)
+                    columns = [d.name for d in cursor.description or ()]
+                    return fetch_capped(cursor.fetchmany, columns, statement, started,
+                                        max_rows=max_rows, max_bytes=max_bytes)
+            except psycopg.Error as exc:
+                raise _query_error(exc, statement, timeout_s) from exc
+            finally:
+                _rollback(conn)
+
+    # ------------------------------------------------------------------ catalog
+
+    def run(self, sql: str) -> list[tuple[Any, ...]]:
+        """One catalog/statistics statement in its own read-only transaction."""
+        import psycopg
+
+        conn = self._connection()
+        try:
+            return conn.execute(sql).fetchall()
+        except psycopg.Error as exc:
+            raise DatabaseFileError(f"{self.target.display}: {_first_line(exc)}") from exc
+        finally:
+            _rollback(conn)
+
+    def _tables(self) -> list[tuple[int, str]]:
+        return [(int(oid), str(name)) for oid, name in self.run(
+            "SELECT c.oid, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND pg_table_is_visible(c.oid) "
+            "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND NOT c.relispartition "
+            "AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass "
+            "AND d.objid = c.oid AND d.deptype = 'e') ORDER BY c.relname")]
+
+    def _geometry_columns(self) -> dict[tuple[str, str], tuple[str, int | None]]:
+        has_postgis = self.run("SELECT count(*) FROM pg_extension WHERE extname = 'postgis'")[0][0]
+        if not has_postgis:
+            return {}
+        rows = self.run("SELECT f_table_name, f_geometry_column, type, srid FROM geometry_columns "
+                         "WHERE f_table_schema = ANY (current_schemas(false))")
+        return {(str(t), str(c)): (str(g).upper(), int(s) if s else None) for t, c, g, s in rows}
+
+    def read_schema(self, name: str, *, sample_rows: int, value_examples: int, with_stats: bool) -> DatabaseSchema:
+        with self._lock:
+            geometry = self._geometry_columns()
+            tables: list[Table] = []
+            keys: dict[int, Table] = {}
+            attnames: dict[tuple[int, int], str] = {}
+            for oid, tname in self._tables():
+                qt = quote_identifier(tname)
+                table = Table(name=tname, row_count=int(self.run(f"SELECT count(*) FROM {qt}")[0][0]))
+                primary = {int(k) for (k,) in self.run(
+                    f"SELECT unnest(indkey) FROM pg_index WHERE indrelid = {oid} AND indisprimary")}
+                for attnum, cname, ctype, notnull in self.run(
+                        f"SELECT attnum, attname, format_type(atttypid, atttypmod), attnotnull FROM pg_attribute "
+                        f"WHERE attrelid = {oid} AND attnum > 0 AND NOT attisdropped ORDER BY attnum"):
+                    attnames[(oid, int(attnum))] = cname
+                    col = Column(name=cname, type=str(ctype), is_primary_key=int(attnum) in primary,
+                                 not_null=bool(notnull))
+                    if (tname, cname) in geometry or str(ctype).startswith(("geometry", "geography")):
+                        col.spatial = self._spatial_info(tname, cname, geometry.get((tname, cname)))
+                    elif with_stats and table.row_count:
+                        col.stats, col.value_examples = column_stats(
+                            self.run, tname, cname, str(ctype), sample_rows=sample_rows, n_examples=value_examples)
+                    table.columns.append(col)
+                tables.append(table)
+                keys[oid] = table
+            foreign_keys = self._foreign_keys(keys, attnames)
+        return DatabaseSchema(name=name, tables=tables, foreign_keys=foreign_keys, path=self.target.display,
+                              dialect="postgres", is_spatial=bool(geometry) or any(
+                                  c.spatial for t in tables for c in t.columns))
+
+    def _foreign_keys(self, tables: dict[int, Table], attnames: dict[tuple[int, int], str]) -> list[ForeignKey]:
+        found: list[ForeignKey] = []
+        if not tables:
+            return found
+        oids = ", ".join(str(o) for o in tables)
+        for conrelid, confrelid, conkey, confkey in self.run(
+                f"SELECT conrelid, confrelid, conkey, confkey FROM pg_constraint "
+                f"WHERE contype = 'f' AND conrelid IN ({oids}) ORDER BY conrelid, conname"):
+            source, target = tables.get(int(conrelid)), tables.get(int(confrelid))
+            if source is None or target is None:
+                continue
+            for a, b in zip(conkey, confkey):
+                found.append(ForeignKey(source.name, attnames[(int(conrelid), int(a))],
+                                        target.name, attnames.get((int(confrelid), int(b)), str(b))))
+        return found
+
+    def _spatial_info(self, table: str, column: str, registered: tuple[str, int | None] | None) -> SpatialInfo:
+        qt, qc = quote_identifier(table), quote_identifier(column)
+        kinds = self.run(f"SELECT GeometryType({qc}::geometry) AS g, ST_SRID({qc}::geometry) AS s, count(*) "
+                          f"FROM {qt} WHERE {qc} IS NOT NULL GROUP BY g, s ORDER BY count(*) DESC LIMIT 5")
+        types = sorted({str(k[0]).upper() for k in kinds if k[0]})
+        gtype = types[0] if len(types) == 1 else (registered[0] if registered else "GEOMETRY")
+        srid = kinds[0][1] if kinds else (registered[1] if registered else None)
+        extent = None
+        box = self.run(f"SELECT ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e) "
+                        f"FROM (SELECT ST_Extent({qc}::geometry) AS e FROM {qt}) AS x")
+        if box and None not in box[0]:
+            extent = [float(plain_value(v)) for v in box[0]]
+        return SpatialInfo(geometry_type=gtype, srid=int(srid) if srid else None, extent=extent)
+
+    def text_values(self, table: str, column: str, *, scan_rows: int, max_chars: int, limit: int) -> list[str]:
+        with self._lock:
+            types = dict(self.run(
+                f"SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+                f"WHERE attrelid = to_regclass({sql_literal(quote_identifier(table))}) AND attnum > 0"))
+            if not is_text_type(str(types.get(column, ""))):
+                return []
+            return text_values(self.run, table, column, scan_rows=scan_rows, max_chars=max_chars, limit=limit)
+
+
+def _rollback(conn: Any) -> None:
+    try:
+        conn.rollback()
+    except Exception:  # noqa: BLE001 - a broken connection is reopened on next use
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return redact(text[0] if text else type(exc).__name__)
+
+
+def _query_error(exc: Any, statement: str, timeout_s: float) -> Exception:
+    """The guard's error for a psycopg error: timeout, refusal, resource, or a kind for the rules."""
+    state = getattr(exc, "sqlstate", None) or ""
+    message = _first_line(exc)
+    if state == "57014":  # query_canceled: statement_timeout
+        return QueryTimeoutError(timeout_s, sql=statement)
+    if state in _WRITE_STATES or state == "25P02":
+        return _unsafe(f"PostgreSQL refused the statement: {message}")
+    if state.startswith(("53", "54")):  # insufficient resources, program limit exceeded
+        return QueryResourceError(message, sql=statement)
+    kind, name = classify_message(message, _NAME_PATTERNS)
+    kind = _SQLSTATE_KINDS.get(state, kind) if "operator does not exist" not in message else "other"  # type: ignore[assignment]
+    if state in ("08000", "08003", "08006") or not state:
+        return DatabaseFileError(f"lost the connection to the database: {message}")
+    return SQLQueryError(kind, message, name=name, sql=statement)  # type: ignore[arg-type]
