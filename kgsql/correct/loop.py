@@ -8,6 +8,8 @@ same prompt plus a tip often gives the same query. Here:
    ``kgsql.correct`` (one ``CheckContext`` per question, one connection);
    a failed one whose columns sit on the wrong tables is first repaired
    through the FK graph without a model call (``kgsql.correct.repair``);
+   on PostGIS, lengths/areas/distances of lon/lat geometry are cast to
+   geography first, so they come in metres (``kgsql.correct.units``);
 2. while it still fails, up to ``max_rounds`` greedy rounds show the failed query,
    the database's error and the tips (the table that owns a column, the
    join that reaches it, the closest real values...). A query already tried
@@ -29,6 +31,7 @@ from typing import Any, Protocol
 
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
 from kgsql.correct.repair import repair_joins
+from kgsql.correct.units import geography_units
 from kgsql.correct.rules import is_vacuous
 from kgsql.db.isolate import prestart
 from kgsql.errors import KgsqlError
@@ -125,6 +128,11 @@ class CorrectionLoop:
             except KgsqlError as exc:
                 out.error = str(exc)
                 return None, False
+            if opts.repair:
+                in_metres = geography_units(ctx, sql)  # PostGIS lon/lat lengths in metres (kgsql.correct.units)
+                if in_metres is not None:
+                    sql = in_metres
+                    out.repaired += 1
             key = same_query(sql)
             out.votes[key] = out.votes.get(key, 0) + 1
             if key in tried:

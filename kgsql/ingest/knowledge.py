@@ -40,12 +40,16 @@ def enrich(
     profile_path: Path | None = None,
     use_shipped_profiles: bool = True,
     warn: Callable[[str], None] | None = None,
+    source_name: str | None = None,
 ) -> DatabaseSchema:
     """Merge descriptions, region descriptions and profile knowledge into ``schema``.
 
     ``warn`` receives one line per skipped shipped profile (default: the
-    ``kgsql.ingest`` logger).
+    ``kgsql.ingest`` logger). ``source_name`` is the database's own name
+    (default: the file stem; a PostgreSQL database's name), under which a
+    shipped profile is also looked up when ``schema`` was renamed.
     """
+    source_name = source_name or (db_path.stem if db_path is not None else None)
     from kgsql.ingest.profile_apply import find_bundled_profile, profile_mismatch
 
     desc_dir = descriptions_dir or (sibling_descriptions_dir(db_path) if db_path else None)
@@ -53,9 +57,9 @@ def enrich(
     renamed = shipped = False
     if profile_path is None and use_shipped_profiles:
         profile_path = find_bundled_profile(schema.name)
-        if profile_path is None and db_path is not None and db_path.stem != schema.name:
+        if profile_path is None and source_name and source_name != schema.name:
             # ``--name traffic_d1`` on traffic.sqlite still gets traffic's shipped profile
-            profile_path = find_bundled_profile(db_path.stem)
+            profile_path = find_bundled_profile(source_name)
             renamed = profile_path is not None
         shipped = profile_path is not None
     if desc_dir is None and region_csv is None and profile_path is None:

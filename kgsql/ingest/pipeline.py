@@ -115,7 +115,7 @@ def read_sources(
         try:
             schema = read_database(target, name, sample_rows=sample_rows)
             enriched = enrich(schema, target.path, descriptions_dir=descriptions_dir, profile_path=profile_path,
-                              warn=warn)
+                              warn=warn, source_name=target.name)
             found = add_discovered_joins(enriched, target.path if target.engine == "sqlite" else target.url,
                                          discover_joins)
         except KgsqlError as exc:

@@ -1,6 +1,7 @@
 """Do PostgreSQL and DuckDB answer Spider's gold SQL as SQLite does, once the data is copied and sqlglot translates?
 
     python -m kgsql.lab.cross_engine [--data-dir ../shared/data/spider] [--databases a,b,...] [--out cross_engine.json]
+                                     [--timeout S] [--raw-quotes] [--text-dates]
 
 Why: kgsql reads a database's schema and runs its SQL on three engines. This
 measures what changes when a SQLite benchmark moves to another engine: each
@@ -397,7 +398,8 @@ def _judge(engine: str, url: str, item: dict[str, Any], tree: Any, expected: lis
 
 
 def run_check(data_dir: Path, databases: Sequence[str], *, split: str = "dev.json", timeout_s: float = 10.0,
-              rewrite_quotes: bool = True, progress: Callable[[str], None] = lambda _m: None) -> dict[str, Any]:
+              rewrite_quotes: bool = True, text_dates: bool = False,
+              progress: Callable[[str], None] = lambda _m: None) -> dict[str, Any]:
     """Load, compare schemas, compare every gold query's rows; the report as a dict."""
     from kgsql.db import engines
     from kgsql.ingest.reader import read_database
@@ -414,7 +416,8 @@ def run_check(data_dir: Path, databases: Sequence[str], *, split: str = "dev.jso
     if not chosen:
         raise KgsqlError(f"none of the databases exist under {data_dir / 'database'}: {', '.join(databases)}")
     report: dict[str, Any] = {"data_dir": str(data_dir), "split": split, "databases": chosen, "missing": missing,
-                              "rewrite_double_quoted_strings": rewrite_quotes, "loads": {}, "schemas": {},
+                              "rewrite_double_quoted_strings": rewrite_quotes, "text_dates": text_dates,
+                              "loads": {}, "schemas": {},
                               "queries": []}
     with TempCluster() as cluster, tempfile.TemporaryDirectory(prefix="kgsql-cross-") as tmp:
         try:
@@ -426,7 +429,7 @@ def run_check(data_dir: Path, databases: Sequence[str], *, split: str = "dev.jso
                 urls[db] = {"sqlite": sqlite_path, "postgres": cluster.create_database(db.lower()),
                             "duckdb": f"duckdb://{Path(tmp) / (db + '.duckdb')}"}
                 for engine in ENGINES:
-                    r = load(sqlite_path, urls[db][engine])
+                    r = load(sqlite_path, urls[db][engine], text_dates=text_dates)
                     load_reports[(db, engine)] = r
                     report["loads"].setdefault(db, {})[engine] = {
                         "seconds": r.seconds, "rows": r.rows, "fallbacks": r.fallbacks,
@@ -569,6 +572,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--databases", default=",".join(DEFAULT_DATABASES), help="comma-separated db_ids")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds per query (default 10)")
     p.add_argument("--raw-quotes", action="store_true", help="do not rewrite SQLite's double-quoted strings")
+    p.add_argument("--text-dates", action="store_true", help="load DATE/DATETIME columns as text, as SQLite holds them")
     p.add_argument("--out", type=Path, default=Path("cross_engine.json"),
                    help="JSON report (default ./cross_engine.json)")
     args = p.parse_args(argv)
@@ -577,7 +581,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not databases:
             raise KgsqlError("--databases names no database")
         report = run_check(args.data_dir, databases, split=args.split, timeout_s=args.timeout,
-                           rewrite_quotes=not args.raw_quotes, progress=lambda m: print(m, flush=True))
+                           rewrite_quotes=not args.raw_quotes, text_dates=args.text_dates,
+                           progress=lambda m: print(m, flush=True))
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
     except (KgsqlError, OSError, ValueError) as exc:

@@ -26,9 +26,10 @@ _METRE_FORMS: Final[dict[str, tuple[str, int]]] = {
     "perimeter": ("ST_Perimeter", 1), "st_perimeter": ("ST_Perimeter", 1),
     "distance": ("ST_Distance", 2), "st_distance": ("ST_Distance", 2),
 }
-#: SpatiaLite names with another PostGIS name and the same arguments.
+#: SpatiaLite names with another PostGIS name and the same arguments (MakePoint(x, y, srid) is
+#: ST_Point(x, y, srid): ST_MakePoint's third argument is Z).
 _RENAMES: Final[dict[str, str]] = {
-    "makepoint": "ST_MakePoint", "x": "ST_X", "y": "ST_Y", "centroid": "ST_Centroid", "within": "ST_Within",
+    "makepoint": "ST_Point", "x": "ST_X", "y": "ST_Y", "centroid": "ST_Centroid", "within": "ST_Within",
     "contains": "ST_Contains", "intersects": "ST_Intersects", "touches": "ST_Touches", "crosses": "ST_Crosses",
     "overlaps": "ST_Overlaps", "disjoint": "ST_Disjoint", "equals": "ST_Equals", "intersection": "ST_Intersection",
     "buffer": "ST_Buffer", "astext": "ST_AsText", "geomfromtext": "ST_GeomFromText", "srid": "ST_SRID",

@@ -274,3 +274,55 @@ def test_spatialite_into_duckdb_keeps_wkb(tmp_path: Path) -> None:
         assert rows[0][1][:5] == b"\x01\x01\x00\x00\x00" and rows[2][1] is None  # little-endian WKB point
     finally:
         engines.close_all()
+
+
+# --------------------------------------------------------------------------- the cross-engine check built on it
+
+
+def test_cross_engine_comparison_rules() -> None:
+    from collections import Counter
+    from decimal import Decimal
+
+    from kgsql.lab.cross_engine import _parse, _tie_equivalent, compare_rows, error_cause, normalise, unquote_strings
+
+    assert compare_rows([(1, 2.5, "a")], [(Decimal("1.000"), Decimal("2.5000000001"), "a")], ordered=True)
+    assert not compare_rows([(1,)], [("1",)], ordered=False)  # text is not a number
+    assert compare_rows([(1,), (2,)], [(2,), (1,)], ordered=False)
+    assert not compare_rows([(1,), (2,)], [(2,), (1,)], ordered=True)
+    blocks = [Counter({(normalise("a"),): 1}), Counter({(normalise("b"),): 1, (normalise("c"),): 1})]
+    assert _tie_equivalent([(normalise("a"),), (normalise("c"),)], blocks)  # LIMIT 2 may keep b or c
+    assert not _tie_equivalent([(normalise("b"),), (normalise("a"),)], blocks)
+    tree = _parse('SELECT name FROM t WHERE name = "Ann" OR "name" = \'x\'')
+    assert unquote_strings(tree, {"name"}) == 1
+    assert tree.sql(dialect="postgres") == "SELECT name FROM t WHERE name = 'Ann' OR \"name\" = 'x'"
+    assert error_cause("operator does not exist: text = bigint").startswith("type mismatch")
+    assert error_cause("function avg(text) does not exist").startswith("type mismatch")
+    assert error_cause('column "t.x" must appear in the GROUP BY clause').startswith("GROUP BY")
+    assert error_cause("function strftime(unknown, text) does not exist") == "function sqlglot did not translate"
+
+
+def test_cross_engine_run_on_a_tiny_spider_layout(cluster: TempCluster, tmp_path: Path) -> None:
+    import json
+
+    from kgsql.lab.cross_engine import run_check
+
+    folder = tmp_path / "database" / "messy"
+    folder.mkdir(parents=True)
+    make_messy(folder)
+    questions = [
+        {"db_id": "messy", "question": "q1", "query": "SELECT name FROM emp WHERE dept_id = 1"},
+        {"db_id": "messy", "question": "q2", "query": 'SELECT count(*) FROM emp WHERE name = "Bob"'},
+        {"db_id": "messy", "question": "q3", "query": "SELECT name, max(salary) FROM emp"},  # a bare column
+        {"db_id": "messy", "question": "q4", "query": "SELECT count(*) FROM emp WHERE name LIKE 'a%'"},
+        {"db_id": "other", "question": "q5", "query": "SELECT 1"},
+    ]
+    (tmp_path / "dev.json").write_text(json.dumps(questions), encoding="utf-8")
+    report = run_check(tmp_path, ["messy", "absent"])
+    assert report["missing"] == ["absent"] and report["schemas"]["messy"]["postgres"]["tables"] == 3
+    summary = report["summary"]
+    assert summary["questions"] == 4 and summary["double_quoted_rewritten"] == 1
+    for engine in ("postgres", "duckdb"):
+        s = summary[engine]
+        assert (s["compared"], s["equal"], s["failed"], s["different"]) == (4, 2, 1, 1), (engine, s)
+        assert set(s["causes"]) == {"GROUP BY strictness (a bare column SQLite accepts)",
+                                    "LIKE is case-insensitive in SQLite"}

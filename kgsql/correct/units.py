@@ -1,0 +1,83 @@
+"""Units repair on PostGIS: lengths, areas and distances of lon/lat data in metres, not degrees.
+
+On a ``geometry`` column in a geographic SRID (4326, WGS 84 longitude and
+latitude) PostGIS's ``ST_Length``, ``ST_Area``, ``ST_Perimeter`` and
+``ST_Distance`` return degrees, which answer no question a user asks; the
+same functions on ``::geography`` return metres. Small models write the
+geometry form even when the prompt's function notes say otherwise (the
+PostGIS runs in docs/engines.md), and the query runs, so no error tip can
+catch it. The graph knows each geometry column's SRID, so this rule casts
+the arguments to geography, without a model call, before the candidate is
+run. ``ST_DWithin`` is cast too when its radius is a number above 1 (a
+radius of more than a degree, ~111 km, on lon/lat data is meant in metres).
+SpatiaLite needs no such rule: its metre forms are the same functions with
+an extra argument, which the function notes teach.
+"""
+from __future__ import annotations
+
+from typing import Final
+
+from sqlglot import exp
+
+from kgsql.correct.context import CheckContext
+from kgsql.sql.dialects import dialect_of
+
+__all__ = ["GEOGRAPHIC_SRIDS", "geography_units"]
+
+#: Longitude/latitude reference systems: WGS 84, NAD83, ETRS89, GDA94, CGCS2000.
+GEOGRAPHIC_SRIDS: Final = frozenset({4326, 4269, 4258, 4283, 4490})
+_MEASURES: Final = frozenset({"st_length", "st_area", "st_perimeter", "st_distance"})
+
+
+def _geographic_columns(ctx: CheckContext) -> set[str]:
+    """Lower-cased names of geometry columns in a geographic SRID (bare and ``table.column``)."""
+    names: set[str] = set()
+    for table in ctx.schema.tables:
+        for column in table.columns:
+            if column.spatial is not None and column.spatial.srid in GEOGRAPHIC_SRIDS and \
+                    not column.type.lower().startswith("geography"):
+                names |= {column.name.lower(), f"{table.name}.{column.name}".lower()}
+    return names
+
+
+def _is_geography(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Cast) and node.to.sql(dialect="postgres").lower().startswith("geography")
+
+
+def _on_geographic_data(node: exp.Expression, geographic: set[str]) -> bool:
+    """The argument reads a lon/lat geometry column and is not already geography."""
+    if _is_geography(node):
+        return False
+    columns = list(node.find_all(exp.Column))
+    return bool(columns) and all(c.name.lower() in geographic for c in columns)
+
+
+def _radius_in_metres(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Literal) and not node.is_string and float(node.this) > 1
+
+
+def geography_units(ctx: CheckContext, sql: str) -> str | None:
+    """``sql`` with its length/area/distance calls on lon/lat geometry cast to geography; None when nothing to do."""
+    if dialect_of(ctx.schema) != "postgis":
+        return None
+    geographic = _geographic_columns(ctx)
+    tree = ctx.tree(sql)
+    if not geographic or tree is None:
+        return None
+    tree = tree.copy()
+    changed = False
+    for call in list(tree.find_all(exp.Func)):
+        name = (str(call.this) if isinstance(call, exp.Anonymous) else call.sql_name()).lower()
+        args = list(call.expressions) if isinstance(call, exp.Anonymous) else [  # e.g. sqlglot's StDistance
+            v for v in call.args.values() if isinstance(v, exp.Expression)]
+        if name not in _MEASURES | {"st_dwithin"} or not args:
+            continue
+        geoms = args[:2] if name in ("st_distance", "st_dwithin") else args[:1]
+        if name == "st_dwithin" and (len(args) < 3 or not _radius_in_metres(args[2])):
+            continue
+        if not all(_on_geographic_data(g, geographic) for g in geoms):
+            continue
+        for g in geoms:
+            g.replace(exp.Cast(this=g.copy(), to=exp.DataType.build("geography", dialect="postgres")))
+        changed = True
+    return tree.sql(dialect="postgres", normalize_functions=False) if changed else None

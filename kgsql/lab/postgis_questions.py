@@ -1,0 +1,155 @@
+"""The spatial benchmark's questions answered on a PostGIS copy of their database, paired with SpatiaLite.
+
+    python -m kgsql.lab.postgis_questions --data-dir ../shared/data/spatial [--split dataset1] [--db traffic]
+        [--limit 20] [--model qwen2.5-coder-1.5b] [--out postgis_questions.json]
+
+Why: kgsql claims the same method works on PostGIS as on SpatiaLite — the
+graph, the PostGIS function notes, the tips in PostGIS's terms. This starts a
+throwaway PostGIS server (:mod:`kgsql.lab.pg_cluster`), copies the SpatiaLite
+database into it (:mod:`kgsql.lab.load_engine`), ingests both copies into the
+graph (with the database's shipped profile; its derived expressions are
+rewritten for PostGIS), and asks every question of the database with the
+default method on each, with SSpa's cross-fold examples (the split's other
+databases; their SQL rewritten for PostGIS by :mod:`kgsql.sql.to_postgis`
+for the PostGIS run). The gold SQL (SpatiaLite) runs on the SpatiaLite
+file; each prediction runs on its own engine; results compare as multisets
+(ordered when the gold orders), numbers to 4 significant digits (SpatiaLite
+and PostGIS compute geodesic lengths with different code). Printed and
+written: correct per engine, paired wins/losses, how many PostGIS answers
+call a PostGIS function, and every question's SQL.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Sequence
+
+from kgsql.errors import KgsqlError
+
+__all__ = ["main", "same_rows"]
+
+
+def _value(v: Any) -> Any:
+    if isinstance(v, bool):
+        v = int(v)
+    if isinstance(v, (int, float)):
+        return f"{float(v):.4g}"
+    return None if v is None else str(v)
+
+
+def same_rows(gold: Sequence[Sequence[Any]], pred: Sequence[Sequence[Any]], *, ordered: bool) -> bool:
+    """Equal results: numbers to 4 significant digits; as lists when ``ordered``, else as multisets."""
+    a = [tuple(_value(v) for v in row) for row in gold]
+    b = [tuple(_value(v) for v in row) for row in pred]
+    return a == b if ordered else Counter(a) == Counter(b)
+
+
+def _rows(db: str, sql: str, timeout_s: float) -> tuple[list[tuple[Any, ...]] | None, str]:
+    from kgsql.db.guard import execute_query
+
+    try:
+        return [tuple(r) for r in execute_query(db, sql, timeout_s=timeout_s, max_rows=100_000).rows], ""
+    except KgsqlError as exc:
+        return None, str(exc).splitlines()[0][:200]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m kgsql.lab.postgis_questions", description=__doc__.split("\n\n")[0])
+    p.add_argument("--data-dir", type=Path, required=True, help="the spatial dataset's folder")
+    p.add_argument("--split", default="dataset1")
+    p.add_argument("--db", default="traffic")
+    p.add_argument("--limit", type=int, default=0, help="first N questions (0: all)")
+    p.add_argument("--model", default=None, help="local model (default: kgsql's default)")
+    p.add_argument("--timeout", type=float, default=120.0)
+    p.add_argument("--out", type=Path, default=Path("postgis_questions.json"))
+    args = p.parse_args(argv)
+
+    from kgsql.eval.datasets.spatial import load_spatial
+    from kgsql.eval.metrics import order_matters
+    from kgsql.eval.runner import evidence_for
+    from kgsql.fewshot.pool import ExamplePool
+    from kgsql.lab.load_engine import load
+    from kgsql.lab.pg_cluster import TempCluster
+    from kgsql.llm import default_lm
+    from kgsql.methods import build
+    from kgsql.schema_graph import SchemaGraph
+    from kgsql.sql.to_postgis import to_postgis
+
+    try:
+        data = load_spatial(args.data_dir, args.split)
+        items = [e for e in data.examples if e.db_id == args.db][: args.limit or None]
+        sqlite_file = data.db_files.get(args.db)
+        if not items or sqlite_file is None:
+            raise KgsqlError(f"no questions or no database file for '{args.db}' under {args.data_dir}")
+        if args.model:
+            os.environ["KGSQL_LOCAL_MODEL"] = args.model
+        lm = default_lm()
+        with TempCluster() as cluster, SchemaGraph.open() as graph:
+            url = cluster.create_database(args.db, postgis=True)
+            t0 = time.perf_counter()
+            load(sqlite_file, url)
+            load_s = time.perf_counter() - t0
+            lite_name, pg_name = f"pgq_{args.db}_spatialite", f"pgq_{args.db}_postgis"
+            # both get the database's shipped profile by their source's name (rewritten for PostGIS there)
+            graph.ingest(sqlite_file, name=lite_name, force=True)
+            report = graph.ingest(url, name=pg_name, force=True)
+            for line in report.warnings:
+                print(f"warning: {line}", file=sys.stderr)
+            # SSpa's cross-fold examples: the split's other databases; for PostGIS their SQL rewritten for it
+            lite_pool = ExamplePool.from_dataset(data, exclude_dbs=[args.db])
+            pg_pool = ExamplePool([replace(e, sql=to_postgis(e.sql)) for e in lite_pool.examples],
+                                  name=f"{lite_pool.name}-postgis", schemas=lite_pool.schemas)
+            methods = {"spatialite": build("kgsql", graph, lm, lite_pool), "postgis": build("kgsql", graph, lm, pg_pool)}
+            records = []
+            for n, item in enumerate(items, 1):
+                gold_rows, gold_error = None, ""
+                for gold in item.gold:
+                    gold_rows, gold_error = _rows(str(sqlite_file), gold, args.timeout)
+                    if gold_rows is not None:
+                        ordered = order_matters(gold)
+                        break
+                record: dict[str, Any] = {"id": item.id, "question": item.question, "gold": item.gold[0],
+                                          "gold_error": gold_error}
+                for engine, name, db in (("spatialite", lite_name, str(sqlite_file)), ("postgis", pg_name, url)):
+                    t1 = time.perf_counter()
+                    answer = methods[engine].ask(item.question, db=name, evidence=evidence_for(item))
+                    rows, error = _rows(db, answer.sql, args.timeout) if answer.sql else (None, answer.error or "")
+                    right = gold_rows is not None and rows is not None and same_rows(gold_rows, rows, ordered=ordered)
+                    record[engine] = {"sql": answer.sql, "correct": right, "error": error,
+                                      "seconds": round(time.perf_counter() - t1, 2)}
+                record["postgis"]["uses_postgis"] = bool(re.search(r"\bST_\w+\s*\(|::geography",
+                                                                   record["postgis"]["sql"] or "", re.I))
+                records.append(record)
+                print(f"{n}/{len(items)} {item.id}: spatialite {int(record['spatialite']['correct'])} "
+                      f"postgis {int(record['postgis']['correct'])}", file=sys.stderr, flush=True)
+    except KgsqlError as exc:
+        print(f"kgsql.lab.postgis_questions: error: {exc}", file=sys.stderr)
+        return 1
+    lite = [r["spatialite"]["correct"] for r in records]
+    pg = [r["postgis"]["correct"] for r in records]
+    summary = {
+        "database": args.db, "split": args.split, "questions": len(records), "load_seconds": round(load_s, 2),
+        "correct_spatialite": sum(lite), "correct_postgis": sum(pg),
+        "postgis_wins": sum(b and not a for a, b in zip(lite, pg)),
+        "postgis_losses": sum(a and not b for a, b in zip(lite, pg)),
+        "postgis_answers_with_postgis_functions": sum(r["postgis"]["uses_postgis"] for r in records),
+        "postgis_correct_with_postgis_functions": sum(r["postgis"]["uses_postgis"] and r["postgis"]["correct"]
+                                                      for r in records),
+        "postgis_queries_that_fail": sum(bool(r["postgis"]["error"]) for r in records),
+        "spatialite_queries_that_fail": sum(bool(r["spatialite"]["error"]) for r in records),
+        "gold_errors": sum(bool(r["gold_error"]) for r in records),
+    }
+    print(json.dumps(summary, indent=2))
+    args.out.write_text(json.dumps({"summary": summary, "records": records}, indent=1, default=str), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

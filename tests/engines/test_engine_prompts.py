@@ -1,0 +1,108 @@
+"""The default method on a PostGIS database: the prompt speaks PostGIS, tips name PostGIS functions.
+
+A real PostGIS server and graph; the model is scripted. A SpatiaLite call
+the model writes out of habit (``GLength(geom, 1)``) fails on PostGIS; the
+tip names the PostGIS call, and the second query runs.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from kgsql.lab.pg_cluster import TempCluster
+from kgsql.llm.scripted import ScriptedLM
+from kgsql.methods import build
+from kgsql.retrieve.encoder import HashEncoder
+from kgsql.schema.model import DatabaseSchema
+from kgsql.sql.dialects import dialect_of, expert_line, label, sqlglot_name
+from kgsql.sql.to_postgis import to_postgis
+
+
+class WholeSchema:
+    def select(self, schema, question, db_path=None):  # type: ignore[no-untyped-def]
+        from kgsql.retrieve.selection import SchemaSelection
+
+        return SchemaSelection(schema.name, question, tables=[t.name for t in schema.tables])
+
+
+@pytest.mark.parametrize(("engine", "spatial", "dialect", "name", "reader"), [
+    ("sqlite", False, "sqlite", "SQLite", "sqlite"), ("sqlite", True, "spatialite", "SpatiaLite", "sqlite"),
+    ("postgres", False, "postgres", "PostgreSQL", "postgres"), ("postgres", True, "postgis", "PostGIS", "postgres"),
+    ("duckdb", False, "duckdb", "DuckDB", "duckdb"),
+])
+def test_dialects(engine: str, spatial: bool, dialect: str, name: str, reader: str) -> None:
+    schema = DatabaseSchema(name="x", dialect=engine, is_spatial=spatial)
+    assert (dialect_of(schema), label(dialect), sqlglot_name(dialect)) == (dialect, name, reader)
+    assert expert_line("sqlite") == "You are an expert in SQLite and highly skilled in writing SQL queries."
+    assert "PostgreSQL" in expert_line("postgis") and "DuckDB" in expert_line("duckdb")
+
+
+@pytest.mark.parametrize(("spatialite", "postgis"), [
+    ("SELECT GLength(r.geom, 1) FROM roads AS r", "SELECT ST_Length(CAST(r.geom AS GEOGRAPHY)) FROM roads AS r"),
+    ("SELECT Area(geom) FROM parks", "SELECT ST_Area(geom) FROM parks"),
+    ("SELECT a.name FROM a, b WHERE Within(a.g, b.g) = 1 AND Touches(a.g, b.g) = 0",
+     "SELECT a.name FROM a CROSS JOIN b WHERE ST_Within(a.g, b.g) AND NOT ST_Touches(a.g, b.g)"),
+    ("SELECT X(Centroid(g)) FROM t WHERE PtDistWithin(g, MakePoint(1, 2, 4326), 500)",
+     "SELECT ST_X(ST_Centroid(g)) FROM t WHERE ST_DWithin(CAST(g AS GEOGRAPHY), "
+     "CAST(ST_Point(1, 2, 4326) AS GEOGRAPHY), 500)"),
+    ("SELECT Distance(a.g, b.g, 1) AS d FROM a, b ORDER BY d",
+     "SELECT ST_Distance(CAST(a.g AS GEOGRAPHY), CAST(b.g AS GEOGRAPHY)) AS d FROM a CROSS JOIN b ORDER BY d NULLS FIRST"),
+    ("not sql at all (", "not sql at all ("),
+])
+def test_spatialite_sql_rewritten_for_postgis(spatialite: str, postgis: str) -> None:
+    assert to_postgis(spatialite) == postgis
+
+
+def test_the_default_method_on_postgis(schema_graph, pg_cluster: TempCluster, unique_name) -> None:  # type: ignore[no-untyped-def]
+    if not pg_cluster.postgis:
+        pytest.skip("PostGIS not installed (Debian: postgresql-15-postgis-3)")
+    database = unique_name("roads")
+    pg_cluster.create_database(database, postgis=True)
+    pg_cluster.sql(
+        'CREATE TABLE "Roads" (id INTEGER PRIMARY KEY, "Name" TEXT, geom geometry(LineString, 4326))',
+        """INSERT INTO "Roads" VALUES (1, 'Ring 3', 'SRID=4326;LINESTRING(10 59, 10.2 59)'), """
+        """(2, 'E6', 'SRID=4326;LINESTRING(10 59, 10 60)')""", database=database)
+    schema_graph.ingest(pg_cluster.url(database), name=database)
+    habit = 'SELECT "Name" FROM "Roads" ORDER BY GLength(geom, 1) DESC LIMIT 1'
+    fixed = 'SELECT "Name" FROM "Roads" ORDER BY ST_Length(geom::geography) DESC LIMIT 1'
+    lm = ScriptedLM([habit, fixed])
+    method = build("kgsql", schema_graph, lm, encoder=HashEncoder(), retriever=WholeSchema(), samples=0)
+    answer = method.ask("Which road is the longest in kilometres?", db=database)
+    first, second = lm.calls[0].prompt, lm.calls[1].prompt
+    assert "PostgreSQL with the PostGIS extension" in first and "ST_Length" in first and "geography" in first
+    assert 'CREATE TABLE "Roads"' in first and '"Name" text' in first  # quoted as PostgreSQL reads them
+    assert "GLength" in second and "ST_Length" in second  # the tip names the PostGIS call
+    assert answer.sql == fixed and answer.rows == [("E6",)] and answer.error is None
+
+
+def _lonlat_schema() -> DatabaseSchema:
+    from kgsql.schema.model import Column, SpatialInfo, Table
+
+    roads = Table("roads", columns=[Column("name", "text"),
+                                    Column("shape", "geometry(LineString,4326)", spatial=SpatialInfo("LINESTRING", 4326))])
+    parks = Table("parks", columns=[Column("area_m2", "double precision"),
+                                    Column("geom", "geometry(Polygon,3857)", spatial=SpatialInfo("POLYGON", 3857))])
+    return DatabaseSchema("city", tables=[roads, parks], dialect="postgres", is_spatial=True)
+
+
+@pytest.mark.parametrize(("sql", "fixed"), [
+    ("SELECT name FROM roads ORDER BY ST_Length(shape) DESC",
+     "SELECT name FROM roads ORDER BY ST_Length(CAST(shape AS GEOGRAPHY)) DESC"),
+    ("SELECT ST_Distance(a.shape, ST_Centroid(b.shape)) FROM roads AS a, roads AS b",
+     "SELECT ST_DISTANCE(CAST(a.shape AS GEOGRAPHY), CAST(ST_Centroid(b.shape) AS GEOGRAPHY)) "
+     "FROM roads AS a, roads AS b"),
+    ("SELECT name FROM roads AS a WHERE ST_DWithin(a.shape, a.shape, 500)",
+     "SELECT name FROM roads AS a WHERE ST_DWithin(CAST(a.shape AS GEOGRAPHY), CAST(a.shape AS GEOGRAPHY), 500)"),
+    ("SELECT name FROM roads AS a WHERE ST_DWithin(a.shape, a.shape, 0.01)", None),   # degrees, as written
+    ("SELECT ST_Length(shape::geography) FROM roads", None),                          # already metres
+    ("SELECT ST_Area(geom) FROM parks", None),                                        # 3857 is in metres
+    ("SELECT count(*) FROM roads", None),
+])
+def test_lengths_of_lon_lat_geometry_come_in_metres(sql: str, fixed: str | None) -> None:
+    from kgsql.correct.context import CheckContext
+    from kgsql.correct.units import geography_units
+
+    assert geography_units(CheckContext(_lonlat_schema(), path=""), sql) == fixed
+    sqlite = replace(_lonlat_schema(), dialect="sqlite")
+    assert geography_units(CheckContext(sqlite, path=""), sql) is None  # SpatiaLite: its own metre forms
