@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, NoReturn
 
 __all__ = [
@@ -69,6 +70,18 @@ positive_float = _checked(float, "a positive number", lambda v: v > 0)
 probability = _checked(float, "a number from 0 to 1", lambda v: 0 <= v <= 1)
 #: A TCP port, 0 meaning "pick a free one".
 port_number = _checked(int, "a port number from 0 to 65535", lambda v: 0 <= v <= 65535)
+
+
+def sqlite_path(text: str) -> Path:
+    """A SQLite file or folder argument: a database URL is refused in one line, its password masked
+    (for commands that read SQLite files only)."""
+    import re
+
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.\-]+:", text):
+        from kgsql.secrets import redact_uri
+
+        raise argparse.ArgumentTypeError(f"{redact_uri(text)}: this command reads SQLite files only, not database URLs")
+    return Path(text)
 
 
 def retype(parser: argparse.ArgumentParser, types: Mapping[str, Callable[[str], Any]]) -> None:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -110,3 +110,17 @@ def ingest_cli(env: dict[str, str], path: Path, name: str) -> None:
 @pytest.fixture
 def cli_ingest() -> Callable[[dict[str, str], Path, str], None]:
     return ingest_cli
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Any]:
+    """One throwaway PostgreSQL (+PostGIS) server for the session (``kgsql.lab.pg_cluster``): a private port
+    under a temp folder, removed afterwards. Tests create their own databases on it, with unique names."""
+    from kgsql.db import engines
+    from kgsql.lab.pg_cluster import TempCluster, postgres_bindir
+
+    if postgres_bindir() is None:
+        pytest.skip("PostgreSQL server binaries not installed (Debian: postgresql-15)")
+    with TempCluster() as cluster:
+        yield cluster
+    engines.close_all()

@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from kgsql.cli_types import OneLineParser
+from kgsql.cli_types import OneLineParser, sqlite_path
 from kgsql.db.connect import has_geometry_columns, open_database
 from kgsql.errors import KgsqlError
 from kgsql.ingest.reader import quote_identifier, require_databases, user_tables
@@ -46,7 +46,7 @@ def file_counts(path: Path) -> dict[str, int]:
 def main(argv: list[str] | None = None) -> int:
     p = OneLineParser(prog="python -m kgsql.ingest.verify", description=__doc__,
                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("source", type=Path)
+    p.add_argument("source", type=sqlite_path)
     p.add_argument("--graph", help="Bolt URI (default: embedded)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)

@@ -116,13 +116,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         ordered = order_matters(gold)
                         break
                 record: dict[str, Any] = {"id": item.id, "question": item.question, "gold": item.gold[0],
-                                          "gold_error": gold_error}
+                                          "gold_error": gold_error, "gold_rows": (gold_rows or [])[:3]}
                 for engine, name, db in (("spatialite", lite_name, str(sqlite_file)), ("postgis", pg_name, url)):
                     t1 = time.perf_counter()
                     answer = methods[engine].ask(item.question, db=name, evidence=evidence_for(item))
                     rows, error = _rows(db, answer.sql, args.timeout) if answer.sql else (None, answer.error or "")
                     right = gold_rows is not None and rows is not None and same_rows(gold_rows, rows, ordered=ordered)
-                    record[engine] = {"sql": answer.sql, "correct": right, "error": error,
+                    record[engine] = {"sql": answer.sql, "correct": right, "error": error, "rows": (rows or [])[:3],
                                       "seconds": round(time.perf_counter() - t1, 2)}
                 record["postgis"]["uses_postgis"] = bool(re.search(r"\bST_\w+\s*\(|::geography",
                                                                    record["postgis"]["sql"] or "", re.I))

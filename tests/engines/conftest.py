@@ -1,30 +1,19 @@
-"""Real engines for the engine tests: one throwaway PostgreSQL/PostGIS server per session, DuckDB files.
+"""Real engines for the engine tests: the session's throwaway PostgreSQL/PostGIS server, DuckDB files.
 
-The server is started by the tests themselves (``kgsql.lab.pg_cluster``) on a
-private port under a temp folder and removed afterwards; tests that need it
-skip with one line only where the PostgreSQL server binaries are absent.
+The server is the session's ``pg_cluster`` (tests/conftest.py), started by the
+tests themselves on a private port under a temp folder and removed afterwards;
+tests that need it skip with one line only where the server binaries are absent.
 Both engines get the same small shop database (``engine_shop``), so every
 test can run on both.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from engine_shop import SHOP_ROWS, SHOP_TABLES, PgShop
-from kgsql.db import engines
-from kgsql.lab.pg_cluster import TempCluster, postgres_bindir
-
-
-@pytest.fixture(scope="session")
-def pg_cluster() -> Iterator[TempCluster]:
-    if postgres_bindir() is None:
-        pytest.skip("PostgreSQL server binaries not installed (Debian: postgresql-15)")
-    with TempCluster() as cluster:
-        yield cluster
-    engines.close_all()
+from kgsql.lab.pg_cluster import TempCluster
 
 
 @pytest.fixture(scope="session")

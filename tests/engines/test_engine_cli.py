@@ -80,3 +80,9 @@ def test_bad_targets_are_one_line_without_a_traceback(cli_env: dict[str, str], p
     assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
     if url.startswith("postgresql"):
         assert "Wrong-Pass-1234" not in run.stderr + run.stdout and pg_shop.cluster.password not in run.stderr
+
+
+def test_sqlite_only_commands_refuse_a_url_in_one_line(cli_env: dict[str, str]) -> None:
+    run = _run(cli_env, "kgsql.ingest.verify", "postgresql://kg:Hidden-Pw-42@db.example/sales")
+    assert run.returncode == 2 and "reads SQLite files only" in run.stderr and "postgresql://kg:***@" in run.stderr
+    assert "Hidden-Pw-42" not in run.stderr and len(run.stderr.strip().splitlines()) == 1

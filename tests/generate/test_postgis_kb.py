@@ -94,31 +94,27 @@ def test_other_systems_names_map_to_postgis(kb: SpatialKnowledge, written: str, 
 # ---------------------------------------------------------------------------- against PostGIS
 
 
-@pytest.fixture(scope="module")
-def pg() -> Iterator[Any]:
-    """An autocommit psycopg connection to a PostGIS database with two regions, a river and two towns."""
-    from kgsql.lab.pg_cluster import TempCluster, postgres_bindir
-
-    if postgres_bindir() is None:
-        pytest.skip("PostgreSQL server binaries not installed (Debian: postgresql-15)")
+@pytest.fixture(scope="session")
+def pg(pg_cluster: Any) -> Iterator[Any]:
+    """An autocommit psycopg connection to a PostGIS database with two regions, a river and two towns
+    (on the session's server, tests/conftest.py)."""
     import psycopg
 
-    with TempCluster() as cluster:
-        if not cluster.postgis:
-            pytest.skip(f"PostGIS is not installed for PostgreSQL {cluster.bindir.parent.name}")
-        url = cluster.create_database("kb", postgis=True)
-        cluster.sql(
-            "CREATE TABLE regions (id int PRIMARY KEY, shape geometry(Polygon, 4326))",
-            "CREATE TABLE rivers (id int PRIMARY KEY, shape geometry(LineString, 4326))",
-            "CREATE TABLE towns (id int PRIMARY KEY, location geometry(Point, 4326))",
-            "INSERT INTO regions VALUES (1, ST_GeomFromText('POLYGON((10 50, 11 50, 11 51, 10 51, 10 50))', 4326)), "
-            "(2, ST_GeomFromText('POLYGON((11 50, 12 50, 12 51, 11 51, 11 50))', 4326))",
-            "INSERT INTO rivers VALUES (1, ST_GeomFromText('LINESTRING(9.5 50.5, 10.5 50.6, 12.5 50.4)', 4326))",
-            "INSERT INTO towns VALUES (1, ST_GeomFromText('POINT(10.5 50.5)', 4326)), "
-            "(2, ST_GeomFromText('POINT(11.5 50.5)', 4326))",
-            database="kb")
-        with psycopg.connect(url, autocommit=True) as conn:
-            yield conn
+    if not pg_cluster.postgis:
+        pytest.skip(f"PostGIS is not installed for PostgreSQL {pg_cluster.bindir.parent.name}")
+    url = pg_cluster.create_database("kb_functions", postgis=True)
+    pg_cluster.sql(
+        "CREATE TABLE regions (id int PRIMARY KEY, shape geometry(Polygon, 4326))",
+        "CREATE TABLE rivers (id int PRIMARY KEY, shape geometry(LineString, 4326))",
+        "CREATE TABLE towns (id int PRIMARY KEY, location geometry(Point, 4326))",
+        "INSERT INTO regions VALUES (1, ST_GeomFromText('POLYGON((10 50, 11 50, 11 51, 10 51, 10 50))', 4326)), "
+        "(2, ST_GeomFromText('POLYGON((11 50, 12 50, 12 51, 11 51, 11 50))', 4326))",
+        "INSERT INTO rivers VALUES (1, ST_GeomFromText('LINESTRING(9.5 50.5, 10.5 50.6, 12.5 50.4)', 4326))",
+        "INSERT INTO towns VALUES (1, ST_GeomFromText('POINT(10.5 50.5)', 4326)), "
+        "(2, ST_GeomFromText('POINT(11.5 50.5)', 4326))",
+        database="kb_functions")
+    with psycopg.connect(url, autocommit=True) as conn:
+        yield conn
 
 
 def one(conn: Any, sql: str, *params: Any) -> Any:

@@ -173,19 +173,16 @@ def test_bad_input_is_one_line_without_traceback(tmp_path: Path, capsys: pytest.
 # --------------------------------------------------------------------------- PostgreSQL
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[TempCluster]:
-    if postgres_bindir() is None:
-        pytest.skip("PostgreSQL server binaries not installed (Debian: postgresql-15)")
-    with TempCluster() as server:
-        yield server
-    engines.close_all()
+@pytest.fixture
+def cluster(pg_cluster: TempCluster) -> TempCluster:
+    """The session's throwaway server (tests/conftest.py)."""
+    return pg_cluster
 
 
 def test_postgres_copy_reads_back_the_same_schema_and_rows(cluster: TempCluster, tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     source = make_messy(tmp_path)
-    url = cluster.create_database("messy")
+    url = cluster.create_database("load_messy")
     try:
         assert main([str(source), url]) == 0
         printed = capsys.readouterr().out
@@ -204,7 +201,7 @@ def test_postgres_copy_reads_back_the_same_schema_and_rows(cluster: TempCluster,
         assert _fks(schema) == {("emp", "dept_id", "dept", "dept_id"), ("emp", "boss", "emp", "id"),
                                 ("emp", "mgr", "dept", "name"), ("project", "dept_id", "dept", "dept_id")}
         assert cluster.sql("SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND NOT convalidated",
-                           database="messy") == [(1,)]
+                           database="load_messy") == [(1,)]
         # SQL written for SQLite finds the folded names
         assert _rows(url, "SELECT * FROM Emp ORDER BY ID") == EMP_ROWS
         assert _rows(url, "SELECT Name, budget, active, founded FROM Dept ORDER BY dept_id") == [
@@ -246,7 +243,7 @@ def test_spatialite_points_become_postgis_geometry_with_srid(cluster: TempCluste
     if not cluster.postgis:
         pytest.skip("PostGIS not installed for this PostgreSQL (Debian: postgresql-15-postgis-3)")
     source = _spatialite_file(tmp_path)
-    url = cluster.create_database("places", postgis=True)
+    url = cluster.create_database("load_places", postgis=True)
     try:
         report = load(source, url)
         assert report.geometry == [{"table": "place", "column": "geom", "type": "Point", "srid": 4326,
@@ -259,7 +256,7 @@ def test_spatialite_points_become_postgis_geometry_with_srid(cluster: TempCluste
         assert _rows(url, "SELECT name, ST_X(geom), ST_Y(geom), ST_SRID(geom) FROM place ORDER BY id") == [
             ("Oslo", 10.75, 59.91, 4326), ("Rome", 12.5, 41.9, 4326), ("nowhere", None, None, None)]
         assert cluster.sql("SELECT count(*) FROM pg_indexes WHERE tablename = 'place' AND indexdef ILIKE '%gist%'",
-                           database="places") == [(1,)]
+                           database="load_places") == [(1,)]
     finally:
         engines.close_all()
 
@@ -302,6 +299,7 @@ def test_cross_engine_comparison_rules() -> None:
 
 
 def test_cross_engine_run_on_a_tiny_spider_layout(cluster: TempCluster, tmp_path: Path) -> None:
+    """run_check starts its own server; ``cluster`` only makes the test skip where there are no binaries."""
     import json
 
     from kgsql.lab.cross_engine import run_check
