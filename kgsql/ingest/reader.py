@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 from kgsql.db.connect import (
     SPATIALITE_SYSTEM_TABLES,

@@ -169,10 +169,16 @@ class TempCluster:
 
 
 def main() -> int:  # pragma: no cover - an interactive helper
+    import signal
+
+    def stop(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt  # `kill` (SIGTERM) removes the server as Ctrl-C does
+
+    signal.signal(signal.SIGTERM, stop)
     try:
         with TempCluster() as cluster:
             print(f"PostgreSQL on {cluster.url()} (PostGIS {'available' if cluster.postgis else 'missing'}); "
-                  f"Ctrl-C stops and removes it", flush=True)
+                  f"Ctrl-C or kill stops and removes it", flush=True)
             while True:
                 time.sleep(3600)
     except KeyboardInterrupt:

@@ -68,7 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=0, help="first N questions (0: all)")
     p.add_argument("--model", default=None, help="local model (default: kgsql's default)")
     p.add_argument("--timeout", type=float, default=120.0)
-    p.add_argument("--out", type=Path, default=Path("postgis_questions.json"))
+    p.add_argument("--out", type=Path, default=Path("postgis_questions.json"),
+                   help="the report; OUT.jsonl beside it keeps each question's record, so a stopped run resumes")
     args = p.parse_args(argv)
 
     from kgsql.eval.datasets.spatial import load_spatial
@@ -107,8 +108,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             pg_pool = ExamplePool([replace(e, sql=to_postgis(e.sql)) for e in lite_pool.examples],
                                   name=f"{lite_pool.name}-postgis", schemas=lite_pool.schemas)
             methods = {"spatialite": build("kgsql", graph, lm, lite_pool), "postgis": build("kgsql", graph, lm, pg_pool)}
-            records = []
+            # resumable: each question's record is appended to OUT.jsonl as it is done; a rerun skips those
+            progress_file = args.out.with_suffix(".jsonl")
+            records = [json.loads(line) for line in progress_file.read_text(encoding="utf-8").splitlines()
+                       if line.strip()] if progress_file.is_file() else []
+            done = {r["id"] for r in records}
             for n, item in enumerate(items, 1):
+                if item.id in done:
+                    continue
                 gold_rows, gold_error = None, ""
                 for gold in item.gold:
                     gold_rows, gold_error = _rows(str(sqlite_file), gold, args.timeout)
@@ -127,6 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 record["postgis"]["uses_postgis"] = bool(re.search(r"\bST_\w+\s*\(|::geography",
                                                                    record["postgis"]["sql"] or "", re.I))
                 records.append(record)
+                with progress_file.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(record, default=str) + "\n")
                 print(f"{n}/{len(items)} {item.id}: spatialite {int(record['spatialite']['correct'])} "
                       f"postgis {int(record['postgis']['correct'])}", file=sys.stderr, flush=True)
     except KgsqlError as exc:

@@ -7,7 +7,6 @@ extension is installed.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from kgsql.db import engines
 from kgsql.db.guard import execute_query
 from kgsql.ingest.reader import read_database
 from kgsql.lab.load_engine import LoadError, load, main, plan_type, sqlite_affinity
-from kgsql.lab.pg_cluster import TempCluster, postgres_bindir
+from kgsql.lab.pg_cluster import TempCluster
 
 MESSY = """
 CREATE TABLE Dept (dept_id INTEGER PRIMARY KEY, Name varchar(20) UNIQUE, budget number, active bool, founded DATE);
