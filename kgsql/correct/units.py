@@ -1,4 +1,4 @@
-"""Units repair on PostGIS: lengths, areas and distances of lon/lat data in metres, not degrees.
+"""PostGIS repairs: lon/lat lengths, areas and distances in metres, predicates as booleans.
 
 On a ``geometry`` column in a geographic SRID (4326, WGS 84 longitude and
 latitude) PostGIS's ``ST_Length``, ``ST_Area``, ``ST_Perimeter`` and
@@ -12,6 +12,11 @@ run. ``ST_DWithin`` is cast too when its radius is a number above 1 (a
 radius of more than a degree, ~111 km, on lon/lat data is meant in metres).
 SpatiaLite needs no such rule: its metre forms are the same functions with
 an extra argument, which the function notes teach.
+
+The same pass drops SpatiaLite's ``= 1`` after a spatial predicate
+(``ST_Contains(a, b) = 1``): PostGIS predicates return boolean, and
+PostgreSQL refuses ``boolean = integer`` (the habit cost a question in the
+PostGIS run).
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
 from kgsql.sql.dialects import dialect_of
+from kgsql.sql.to_postgis import booleans
 
 __all__ = ["GEOGRAPHIC_SRIDS", "geography_units"]
 
@@ -57,12 +63,13 @@ def _radius_in_metres(node: exp.Expression) -> bool:
 
 
 def geography_units(ctx: CheckContext, sql: str) -> str | None:
-    """``sql`` with its length/area/distance calls on lon/lat geometry cast to geography; None when nothing to do."""
+    """``sql`` with its length/area/distance calls on lon/lat geometry cast to geography and its
+    predicates compared as booleans; None when nothing needed it."""
     if dialect_of(ctx.schema) != "postgis":
         return None
     geographic = _geographic_columns(ctx)
     tree = ctx.tree(sql)
-    if not geographic or tree is None:
+    if tree is None:
         return None
     tree = tree.copy()
     changed = False
@@ -80,4 +87,7 @@ def geography_units(ctx: CheckContext, sql: str) -> str | None:
         for g in geoms:
             g.replace(exp.Cast(this=g.copy(), to=exp.DataType.build("geography", dialect="postgres")))
         changed = True
+    compared = tree.transform(booleans)
+    if compared.sql(dialect="postgres") != tree.sql(dialect="postgres"):
+        tree, changed = compared, True
     return tree.sql(dialect="postgres", normalize_functions=False) if changed else None

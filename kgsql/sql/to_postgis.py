@@ -16,7 +16,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-__all__ = ["to_postgis"]
+__all__ = ["booleans", "to_postgis"]
 
 #: SpatiaLite function -> (PostGIS function, how many leading arguments are geometries). With one more
 #: argument than that, equal to 1 (SpatiaLite's "use the ellipsoid"), the geometries become ``::geography``.
@@ -84,7 +84,7 @@ def _is_predicate(node: exp.Expression) -> bool:
     return isinstance(node, exp.Anonymous) and str(node.this).lower() in _PREDICATES
 
 
-def _booleans(node: exp.Expression) -> exp.Expression:
+def booleans(node: exp.Expression) -> exp.Expression:
     """``ST_Within(a, b) = 1`` -> ``ST_Within(a, b)``; ``= 0`` -> ``NOT ST_Within(a, b)``."""
     if isinstance(node, (exp.EQ, exp.NEQ)):
         left, right = node.this, node.expression
@@ -109,4 +109,4 @@ def to_postgis(sql: str) -> str:
                 tree = new
             else:
                 node.replace(new)
-    return tree.transform(_booleans).sql(dialect="postgres", normalize_functions=False)
+    return tree.transform(booleans).sql(dialect="postgres", normalize_functions=False)

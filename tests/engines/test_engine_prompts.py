@@ -98,6 +98,8 @@ def _lonlat_schema() -> DatabaseSchema:
     ("SELECT ST_Length(shape::geography) FROM roads", None),                          # already metres
     ("SELECT ST_Area(geom) FROM parks", None),                                        # 3857 is in metres
     ("SELECT count(*) FROM roads", None),
+    ("SELECT count(*) FROM parks AS p JOIN roads AS r ON ST_Intersects(p.geom, r.shape) = 1",
+     "SELECT COUNT(*) FROM parks AS p JOIN roads AS r ON ST_Intersects(p.geom, r.shape)"),
 ])
 def test_lengths_of_lon_lat_geometry_come_in_metres(sql: str, fixed: str | None) -> None:
     from kgsql.correct.context import CheckContext
