@@ -142,7 +142,9 @@ def hostile_sql(draw: st.DrawFn) -> tuple[str, bool]:
     elif shape == "block_comment_hides_select":
         sql = f"/* {benign} */ {write}"
     elif shape == "line_comment_hides_select":
-        sql = f"-- {benign}\n{write}"
+        # the comment must hide all of the benign query: a multi-line one would leave e.g. "SELECT 2" before
+        # the write, and "SELECT 2\nVACUUM" is a harmless query with the alias VACUUM
+        sql = f"-- {' '.join(benign.split())}\n{write}"
     elif shape == "comment_then_stack":
         sql = f"{benign} /* ; */ ; {write}"
     elif shape == "backslash_string":

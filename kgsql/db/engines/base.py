@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Protocol
@@ -19,9 +20,11 @@ from typing import Any, Final, Protocol
 from kgsql.db.budget import row_bytes
 from kgsql.db.guard import QueryResult
 from kgsql.db.sql_errors import ErrorKind
+from kgsql.db.target import Target
 from kgsql.schema.model import ColumnStats, DatabaseSchema, shorten_example
+from kgsql.secrets import redact
 
-__all__ = ["Engine", "Fetch", "classify_message", "column_stats", "fetch_capped", "plain_value",
+__all__ = ["Engine", "Fetch", "OneConnection", "first_line", "classify_message", "column_stats", "fetch_capped", "plain_value",
            "quote_identifier", "sql_literal", "text_values"]
 
 #: Rows fetched per round trip from a server-side cursor.
@@ -52,6 +55,32 @@ class Engine(Protocol):
 
     def close(self) -> None:
         ...
+
+
+class OneConnection:
+    """The state every engine shares: its target, one driver connection (opened on first use), one lock.
+
+    One connection per database and process, used by one statement at a
+    time: queries of a service's threads wait for each other rather than
+    opening a connection each.
+    """
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self._conn: Any = None
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def first_line(exc: BaseException) -> str:
+    """A driver error as one line, credentials masked."""
+    lines = str(exc).strip().splitlines()
+    return redact(lines[0] if lines else type(exc).__name__)
 
 
 def quote_identifier(name: str) -> str:

@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from kgsql.db.engines.base import (
+    OneConnection,
     Pattern,
     classify_message,
     column_stats,
     fetch_capped,
+    first_line,
     is_text_type,
     quote_identifier,
     sql_literal,
@@ -35,7 +37,6 @@ from kgsql.db.engines.base import (
 from kgsql.db.guard import QueryResult
 from kgsql.db.sql_errors import QueryResourceError, QueryTimeoutError, SQLQueryError
 from kgsql.db.statement import _unsafe
-from kgsql.db.target import Target
 from kgsql.errors import DatabaseFileError
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
 
@@ -61,15 +62,10 @@ _PATTERNS: Final[tuple[Pattern, ...]] = (
 )
 
 
-class DuckDBEngine:
+class DuckDBEngine(OneConnection):
     """One DuckDB file, opened read-only; one query at a time."""
 
     dialect = "duckdb"
-
-    def __init__(self, target: Target) -> None:
-        self.target = target
-        self._conn: Any = None
-        self._lock = threading.Lock()
 
     def _connection(self) -> Any:
         if self._conn is not None:
@@ -84,14 +80,8 @@ class DuckDBEngine:
         try:
             self._conn = duckdb.connect(str(path), read_only=True, config=dict(READ_ONLY_CONFIG))
         except duckdb.Error as exc:
-            raise DatabaseFileError(f"cannot open DuckDB file {path}: {_first_line(exc)}") from exc
+            raise DatabaseFileError(f"cannot open DuckDB file {path}: {first_line(exc)}") from exc
         return self._conn
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
 
     def execute(self, statement: str, *, timeout_s: float, max_rows: int, max_bytes: int) -> QueryResult:
         import duckdb
@@ -109,14 +99,14 @@ class DuckDBEngine:
             except duckdb.InterruptException as exc:
                 raise QueryTimeoutError(timeout_s, sql=statement) from exc
             except duckdb.OutOfMemoryException as exc:
-                raise QueryResourceError(_first_line(exc), sql=statement) from exc
+                raise QueryResourceError(first_line(exc), sql=statement) from exc
             except (duckdb.PermissionException, duckdb.InvalidInputException) as exc:
-                message = _first_line(exc)
+                message = first_line(exc)
                 if "read-only" in message or "Permission" in message or "configuration" in message:
                     raise _unsafe(f"DuckDB refused the statement: {message}") from exc
                 raise SQLQueryError("other", message, sql=statement) from exc
             except duckdb.Error as exc:
-                message = _first_line(exc)
+                message = first_line(exc)
                 kind, name = classify_message(message, _PATTERNS)
                 raise SQLQueryError(kind, message, name=name, sql=statement) from exc
             finally:
@@ -128,7 +118,7 @@ class DuckDBEngine:
         try:
             return self._connection().execute(sql).fetchall()
         except duckdb.Error as exc:
-            raise DatabaseFileError(f"{self.target.display}: {_first_line(exc)}") from exc
+            raise DatabaseFileError(f"{self.target.display}: {first_line(exc)}") from exc
 
     def read_schema(self, name: str, *, sample_rows: int, value_examples: int, with_stats: bool) -> DatabaseSchema:
         with self._lock:
@@ -173,8 +163,3 @@ class DuckDBEngine:
             if not is_text_type(str(types.get(column, ""))):
                 return []
             return text_values(self.run, table, column, scan_rows=scan_rows, max_chars=max_chars, limit=limit)
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__

@@ -27,16 +27,17 @@ belong to extensions (PostGIS's ``spatial_ref_sys``) are left out.
 from __future__ import annotations
 
 import re
-import threading
 import time
 from typing import Any, Final
 
 from kgsql.db.credentials import connect_url
 from kgsql.db.engines.base import (
+    OneConnection,
     Pattern,
     classify_message,
     column_stats,
     fetch_capped,
+    first_line,
     is_text_type,
     plain_value,
     quote_identifier,
@@ -49,7 +50,6 @@ from kgsql.db.target import Target
 from kgsql.db.statement import _unsafe
 from kgsql.errors import DatabaseFileError
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, SpatialInfo, Table
-from kgsql.secrets import redact
 
 __all__ = ["PostgresEngine"]
 
@@ -73,15 +73,13 @@ _NAME_PATTERNS: Final[tuple[Pattern, ...]] = (
 _WRITE_STATES: Final = frozenset({"25006", "0A000"})  # read_only_sql_transaction; DECLARE of a non-query
 
 
-class PostgresEngine:
+class PostgresEngine(OneConnection):
     """One PostgreSQL database; one connection, used by one query at a time."""
 
     dialect = "postgres"
 
     def __init__(self, target: Target) -> None:
-        self.target = target
-        self._conn: Any = None
-        self._lock = threading.Lock()
+        super().__init__(target)
         self._cursors = 0
 
     # ------------------------------------------------------------------ connection
@@ -97,14 +95,8 @@ class PostgresEngine:
             self._conn = psycopg.connect(connect_url(self.target), autocommit=False, connect_timeout=CONNECT_TIMEOUT_S,
                                          options=_SESSION_OPTIONS, application_name="kgsql")
         except psycopg.Error as exc:
-            raise DatabaseFileError(f"cannot connect to {self.target.display}: {_first_line(exc)}") from exc
+            raise DatabaseFileError(f"cannot connect to {self.target.display}: {first_line(exc)}") from exc
         return self._conn
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
 
     # ------------------------------------------------------------------ guarded queries
 
@@ -138,7 +130,7 @@ class PostgresEngine:
         try:
             return conn.execute(sql).fetchall()
         except psycopg.Error as exc:
-            raise DatabaseFileError(f"{self.target.display}: {_first_line(exc)}") from exc
+            raise DatabaseFileError(f"{self.target.display}: {first_line(exc)}") from exc
         finally:
             _rollback(conn)
 
@@ -238,15 +230,12 @@ def _rollback(conn: Any) -> None:
             pass
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return redact(text[0] if text else type(exc).__name__)
 
 
 def _query_error(exc: Any, statement: str, timeout_s: float) -> Exception:
     """The guard's error for a psycopg error: timeout, refusal, resource, or a kind for the rules."""
     state = getattr(exc, "sqlstate", None) or ""
-    message = _first_line(exc)
+    message = first_line(exc)
     if state == "57014":  # query_canceled: statement_timeout
         return QueryTimeoutError(timeout_s, sql=statement)
     if state in _WRITE_STATES or state == "25P02":
