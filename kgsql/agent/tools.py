@@ -15,15 +15,16 @@ the graph (FindShortestPath), the read-only guard (ExecuteSQL).
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from kgsql.db.guard import QueryResult, execute_query
+from kgsql.db.target import available
 from kgsql.errors import InputError, KgsqlError, UnknownNameError
 from kgsql.retrieve.joins import join_path
 from kgsql.retrieve.lazy import lazy_retriever
 from kgsql.schema.model import Column, DatabaseSchema, Table
+from kgsql.sql.dialects import dialect_of
 
 MAX_OBSERVATION_CHARS = 1500
 MAX_CELL_CHARS = 60
@@ -196,8 +197,7 @@ class DatabaseTools:
 
     @property
     def db_path(self) -> str | None:
-        path = self.schema.path
-        return path if path and os.path.exists(path) else None
+        return available(self.schema.path)
 
     def call(self, name: str, arguments: dict[str, Any]) -> Observation:
         """Run tool ``name`` with bound ``arguments``; tool trouble becomes an observation, not an exception."""
@@ -326,9 +326,8 @@ class DatabaseTools:
         """The correction rules' sentences for a failed query (which table holds a column, ...)."""
         from kgsql.correct import render_tips, tips_from_error
 
-        dialect = "spatialite" if self.schema.is_spatial else "sqlite"
         try:
-            text = render_tips(tips_from_error(error, sql, self.schema, dialect=dialect))
+            text = render_tips(tips_from_error(error, sql, self.schema, dialect=dialect_of(self.schema)))
         except Exception:  # noqa: BLE001 - a tip is a bonus; the error itself is already said
             return []
         return [f"Tip: {line}" for line in text.splitlines()[:3] if line.strip()]

@@ -22,6 +22,7 @@ only form with the password and goes nowhere but the driver.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from urllib.parse import unquote, urlsplit
 from kgsql.errors import InputError
 from kgsql.secrets import MASK, redact_uri
 
-__all__ = ["ENGINES", "Engine", "Target", "is_url", "parse_target"]
+__all__ = ["ENGINES", "Engine", "Target", "available", "is_url", "parse_target"]
 
 Engine = Literal["sqlite", "postgres", "duckdb"]
 #: Engine names, which are also sqlglot's dialect names for them.
@@ -83,6 +84,15 @@ def is_url(text: str | object) -> bool:
         return False
     match = _SCHEME.match(text)
     return bool(match) and len(match.group("scheme")) > 1
+
+
+def available(path: str | os.PathLike[str] | None) -> str | None:
+    """A stored database name kgsql can run SQL on: a URL (its engine says at connect time whether
+    it answers) or an existing file; None for an empty name or a file that is gone."""
+    if not path:
+        return None
+    text = os.fspath(path)
+    return text if is_url(text) or os.path.isfile(text) else None
 
 
 def parse_target(text: str | Path) -> Target:

@@ -342,13 +342,7 @@ def _ms(t0: float) -> float:
 
 
 def _database_file(schema: DatabaseSchema, db_path: str | os.PathLike[str] | None) -> str | None:
-    """The database to read values from: ``db_path``, else the schema's own path if it exists (or is a URL)."""
-    from kgsql.db.target import is_url
+    """The database to read values from: ``db_path``, else the schema's own path, if it is there (or a URL)."""
+    from kgsql.db.target import available
 
-    candidate = db_path if db_path is not None else (schema.path or None)
-    if candidate is None:
-        return None
-    if is_url(os.fspath(candidate)):
-        return os.fspath(candidate)
-    p = Path(candidate)
-    return str(p) if p.is_file() else None
+    return available(db_path if db_path is not None else schema.path)

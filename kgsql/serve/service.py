@@ -170,12 +170,11 @@ class Service:
         return data
 
     def sql(self, db: str, sql: str) -> dict[str, Any]:
-        import os
-
         from kgsql.db.guard import execute_query
+        from kgsql.db.target import available
 
-        path = self.schema(db).path
-        if not path or not os.path.exists(path):
+        path = available(self.schema(db).path)
+        if path is None:
             raise InputError(f"the file of database '{db}' is not available to run SQL")
         result = execute_query(path, sql, timeout_s=30.0, max_rows=MAX_ROWS)
         return {"columns": result.columns, "rows": [list(r) for r in result.rows], "truncated": result.truncated,

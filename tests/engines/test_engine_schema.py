@@ -78,3 +78,21 @@ def test_postgis_geometry_columns_come_with_type_and_srid(pg_cluster: TempCluste
     # no declared keys between the tables: the join is found in the data, as for SQLite files
     assert ("road", "city_id", "city", "id") in {(f.table, f.column, f.ref_table, f.ref_column)
                                                  for f in schema.foreign_keys}
+
+
+def test_the_agent_and_the_service_run_sql_on_engine_databases(schema_graph, pg_shop: PgShop, duck_shop: Path,
+                                                               unique_name) -> None:  # type: ignore[no-untyped-def]
+    """Both used to ask whether the stored path was a file, which a URL never is."""
+    from kgsql.agent.tools import DatabaseTools
+    from kgsql.serve.service import Service
+
+    for url in (pg_shop.reader_url, f"duckdb://{duck_shop}"):
+        name = unique_name("shop_tools")
+        schema_graph.ingest(url, name=name)
+        tools = DatabaseTools(schema_graph, name)
+        seen = tools.execute_sql("SELECT count(*) FROM orders")
+        assert seen.result is not None and seen.result.rows == [(4,)], seen.text
+        failed = tools.execute_sql("SELECT nme FROM customer")
+        assert failed.error and "nme" in failed.text
+        service = Service(lambda: schema_graph)
+        assert service.sql(name, "SELECT name FROM customer WHERE id = 2")["rows"] == [["Bob Stone"]]
