@@ -78,10 +78,6 @@ SQLITE_SIGNATURES: dict[str, str] = {
 }
 
 
-def _dialect_name(dialect: str) -> str:
-    return label(dialect)
-
-
 def knowledge(dialect: str = "spatialite") -> Any:
     """The spatial function KB of ``dialect`` ("spatialite", "postgis"), or None when it cannot be loaded."""
     try:
@@ -97,7 +93,7 @@ def function_error(ctx: CheckContext, sql: str, name: str | None, message: str) 
     if not name:
         return None
     dialect = ctx.dialect.lower()
-    system = _dialect_name(dialect)
+    system = label(dialect)
     spatial_kb = function_kb(dialect)
     kb = knowledge(spatial_kb or "spatialite")
     if kb is not None and spatial_kb:

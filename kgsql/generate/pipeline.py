@@ -43,8 +43,6 @@ from kgsql.prompts.templates import fill, join_sections, section
 from kgsql.sql.dialects import dialect_of, expert_line, function_kb, label
 from kgsql.schema.model import DatabaseSchema
 
-SQLITE_EXPERT = expert_line("sqlite")
-
 
 class Retriever(Protocol):
     def select(self, schema: DatabaseSchema, question: str, *, db_path: str | None = None) -> Any: ...

@@ -63,9 +63,13 @@ def identifier_quoting(dialect: str) -> Iterator[None]:
         _QUOTING.reset(token)
 
 
+def _double_quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
 def quote_column(name: str) -> str:
     """A column in the kg style's relationship lines: always quoted (backticks on SQLite)."""
-    return sqlite_quote(name) if _QUOTING.get() == "sqlite" else '"' + name.replace('"', '""') + '"'
+    return sqlite_quote(name) if _QUOTING.get() == "sqlite" else _double_quote(name)
 
 
 def table_ref(name: str) -> str:
@@ -79,7 +83,7 @@ def table_ref(name: str) -> str:
     if engine == "sqlite":
         return name if _PLAIN_IDENTIFIER.match(name) else sqlite_quote(name)
     plain = _POSTGRES_PLAIN if engine == "postgres" else _PLAIN_IDENTIFIER
-    return name if plain.match(name) else '"' + name.replace('"', '""') + '"'
+    return name if plain.match(name) else _double_quote(name)
 
 
 def _example(value: str, column: Column, limit: int) -> str:

@@ -70,6 +70,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from kgsql.db.engines.base import first_line
 from kgsql.errors import InputError, KgsqlError
 from kgsql.secrets import redact
 
@@ -757,7 +758,7 @@ def _write_postgres(target: Any, plans: list[TablePlan], *, replace: bool, repor
     try:
         conn = psycopg.connect(connect_url(target), autocommit=False, connect_timeout=10, application_name="kgsql-load")
     except psycopg.Error as exc:
-        raise LoadError(f"cannot connect to {target.display}: {_first_line(exc)}") from exc
+        raise LoadError(f"cannot connect to {target.display}: {first_line(exc)}") from exc
     try:
         with conn:
             names = [p.name for p in plans]
@@ -786,9 +787,9 @@ def _write_postgres(target: Any, plans: list[TablePlan], *, replace: bool, repor
                         with conn.transaction():
                             conn.execute(stmt)
                     except psycopg.Error as exc:
-                        _drop_fk(report, str(fk), f"PostgreSQL refused it: {_first_line(exc)}")
+                        _drop_fk(report, str(fk), f"PostgreSQL refused it: {first_line(exc)}")
     except psycopg.Error as exc:
-        raise LoadError(f"{target.display}: {_first_line(exc)}") from exc
+        raise LoadError(f"{target.display}: {first_line(exc)}") from exc
     finally:
         conn.close()
 
@@ -802,7 +803,7 @@ def _ensure_postgis(conn: Any, target: Any) -> None:
         with conn.transaction():
             conn.execute("CREATE EXTENSION IF NOT EXISTS postgis")
     except psycopg.Error as exc:
-        raise LoadError(f"{target.display} has no PostGIS and cannot create it ({_first_line(exc)}); "
+        raise LoadError(f"{target.display} has no PostGIS and cannot create it ({first_line(exc)}); "
                         f"the geometry columns need it: CREATE EXTENSION postgis") from exc
 
 
@@ -858,7 +859,7 @@ def _pg_keys(conn: Any, plan: TablePlan, report: LoadReport) -> None:
                              f"({', '.join(_q(c) for c in plan.target_names(cols))})")
         except psycopg.Error as exc:
             report.skipped_keys.append({"table": plan.source.name, "columns": ", ".join(cols), "kind": kind.lower(),
-                                        "reason": f"PostgreSQL refused it: {_first_line(exc)}"})
+                                        "reason": f"PostgreSQL refused it: {first_line(exc)}"})
             if kind == "PRIMARY KEY":
                 plan.primary_key = []
             else:
@@ -911,7 +912,7 @@ def _write_duckdb(path: Path, plans: list[TablePlan], *, replace: bool, report: 
         conn.execute("COMMIT")
         ok = True
     except duckdb.Error as exc:
-        raise LoadError(f"DuckDB refused the copy into {path}: {_first_line(exc)}") from exc
+        raise LoadError(f"DuckDB refused the copy into {path}: {first_line(exc)}") from exc
     finally:
         conn.close()
         if not ok:
@@ -1070,11 +1071,6 @@ def check_spatial(sqlite_file: str | os.PathLike[str] = DEFAULT_SPATIAL_FILE, *,
             "ok": rows_same and bool(columns) and all(c["same"] for c in columns)}
 
 
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return redact(lines[0] if lines else type(exc).__name__)
-
-
 def _print_report(report: LoadReport) -> None:
     print(f"{report.source} -> {report.target}: {len(report.tables)} tables, {report.rows} rows "
           f"in {report.seconds:.2f} s (names {report.names})")
@@ -1141,10 +1137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.json:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8")
-    except KgsqlError as exc:
-        print(f"{prog}: error: {redact(str(exc))}", file=sys.stderr)
-        return 1
-    except OSError as exc:
+    except (KgsqlError, OSError) as exc:
         print(f"{prog}: error: {redact(str(exc))}", file=sys.stderr)
         return 1
     return code

@@ -105,8 +105,9 @@ def extract_values(db_path: str | os.PathLike[str], schema: DatabaseSchema | Non
 
 def _engine_values(db: str | os.PathLike[str], schema: DatabaseSchema | None,
                    limits: ValueLimits) -> list[tuple[str, str, str]]:
-    """:func:`extract_values` for a PostgreSQL/DuckDB database (the engine reads its text columns)."""
+    """:func:`extract_values` for a PostgreSQL/DuckDB database: its text columns, by the schema's types."""
     from kgsql.db import engines
+    from kgsql.db.engines.base import is_text_type
     from kgsql.db.target import parse_target
 
     if schema is None:
@@ -115,7 +116,7 @@ def _engine_values(db: str | os.PathLike[str], schema: DatabaseSchema | None,
     out: list[tuple[str, str, str]] = []
     for table in schema.tables:
         for column in table.columns:
-            if len(out) >= limits.max_values or column.spatial is not None:
+            if len(out) >= limits.max_values or column.spatial is not None or not is_text_type(column.type):
                 continue
             try:
                 values = engines.text_values(db, table.name, column.name, scan_rows=limits.scan_rows,

@@ -21,7 +21,6 @@ from kgsql.sql.dialects import dialect_of, expert_line, function_kb
 from kgsql.stages.state import QuestionState, ValueHit
 
 SCOPES = ("database", "selected")
-SQLITE_EXPERT = expert_line("sqlite")
 
 
 @dataclass

@@ -50,7 +50,8 @@ class Engine(Protocol):
         ...
 
     def text_values(self, table: str, column: str, *, scan_rows: int, max_chars: int, limit: int) -> list[str]:
-        """The most frequent short text values of one column (the value index's input)."""
+        """The most frequent short values of one text column (the value index's input; the caller
+        knows the column's type from the schema)."""
         ...
 
     def close(self) -> None:
@@ -69,6 +70,13 @@ class OneConnection:
         self.target = target
         self._conn: Any = None
         self._lock = threading.Lock()
+
+    def run(self, sql: str) -> list[tuple[Any, ...]]:  # pragma: no cover - each engine runs its own
+        raise NotImplementedError
+
+    def text_values(self, table: str, column: str, *, scan_rows: int, max_chars: int, limit: int) -> list[str]:
+        with self._lock:
+            return text_values(self.run, table, column, scan_rows=scan_rows, max_chars=max_chars, limit=limit)
 
     def close(self) -> None:
         with self._lock:
@@ -190,8 +198,6 @@ def text_values(run: Callable[[str], list[tuple[Any, ...]]], table: str, column:
 def is_text_type(type_: str) -> bool:
     """A character column: the only kind the value index reads."""
     return bool(re.search(r"\b(text|varchar|char|character|string|bpchar|name|citext)\b", type_, re.I))
-
-
 
 
 # --------------------------------------------------------------------------- error kinds

@@ -29,10 +29,8 @@ from kgsql.db.engines.base import (
     column_stats,
     fetch_capped,
     first_line,
-    is_text_type,
     quote_identifier,
     sql_literal,
-    text_values,
 )
 from kgsql.db.guard import QueryResult
 from kgsql.db.sql_errors import QueryResourceError, QueryTimeoutError, SQLQueryError
@@ -155,11 +153,3 @@ class DuckDBEngine(OneConnection):
         fks = [ForeignKey(t, c, rt, rc) for t, cols, rt, rcols in links for c, rc in zip(cols, rcols)]
         return DatabaseSchema(name=name, tables=tables, foreign_keys=fks, path=self.target.display,
                               dialect="duckdb")
-
-    def text_values(self, table: str, column: str, *, scan_rows: int, max_chars: int, limit: int) -> list[str]:
-        with self._lock:
-            types = dict(self.run(f"SELECT column_name, data_type FROM duckdb_columns() "
-                                   f"WHERE table_name = {sql_literal(table)} AND schema_name = current_schema()"))
-            if not is_text_type(str(types.get(column, ""))):
-                return []
-            return text_values(self.run, table, column, scan_rows=scan_rows, max_chars=max_chars, limit=limit)

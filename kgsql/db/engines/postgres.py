@@ -38,15 +38,11 @@ from kgsql.db.engines.base import (
     column_stats,
     fetch_capped,
     first_line,
-    is_text_type,
     plain_value,
     quote_identifier,
-    sql_literal,
-    text_values,
 )
 from kgsql.db.guard import QueryResult
 from kgsql.db.sql_errors import QueryResourceError, QueryTimeoutError, SQLQueryError
-from kgsql.db.target import Target
 from kgsql.db.statement import _unsafe
 from kgsql.errors import DatabaseFileError
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, SpatialInfo, Table
@@ -78,10 +74,6 @@ class PostgresEngine(OneConnection):
 
     dialect = "postgres"
 
-    def __init__(self, target: Target) -> None:
-        super().__init__(target)
-        self._cursors = 0
-
     # ------------------------------------------------------------------ connection
 
     def _connection(self) -> Any:
@@ -109,8 +101,7 @@ class PostgresEngine(OneConnection):
             try:
                 conn.execute("SET TRANSACTION READ ONLY")
                 conn.execute(f"SET LOCAL statement_timeout = {max(1, int(timeout_s * 1000))}")
-                self._cursors += 1
-                with conn.cursor(name=f"kgsql_{self._cursors}") as cursor:
+                with conn.cursor(name="kgsql_query") as cursor:  # closed with its transaction: the name is free again
                     cursor.execute(statement)
                     columns = [d.name for d in cursor.description or ()]
                     return fetch_capped(cursor.fetchmany, columns, statement, started,
@@ -210,14 +201,6 @@ class PostgresEngine(OneConnection):
             extent = [float(plain_value(v)) for v in box[0]]
         return SpatialInfo(geometry_type=gtype, srid=int(srid) if srid else None, extent=extent)
 
-    def text_values(self, table: str, column: str, *, scan_rows: int, max_chars: int, limit: int) -> list[str]:
-        with self._lock:
-            types = dict(self.run(
-                f"SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
-                f"WHERE attrelid = to_regclass({sql_literal(quote_identifier(table))}) AND attnum > 0"))
-            if not is_text_type(str(types.get(column, ""))):
-                return []
-            return text_values(self.run, table, column, scan_rows=scan_rows, max_chars=max_chars, limit=limit)
 
 
 def _rollback(conn: Any) -> None:
