@@ -18,6 +18,10 @@
   notes, examples, graph hints, evidence, tips, the question), so a server
   with prompt-prefix caching reads a database's schema once for all its
   questions. Ends in ``SELECT`` like ``dail``.
+* ``shared-first``  ``schema-first`` with the examples moved to the front:
+  meant for examples that are the same for every question (``static``
+  selection), so the cached prefix is three-level: the examples once for
+  every database, then one database's schema, then the question's parts.
 
 Formats only arrange text; what goes in (schema style, rows, which
 examples, CoT or not) is decided by the method options.
@@ -152,6 +156,19 @@ def schema_first_format(parts: PromptParts) -> FormattedPrompt:
     )
 
 
+def shared_first_format(parts: PromptParts) -> FormattedPrompt:
+    return _continue_select(
+        parts,
+        _examples(parts),
+        f"{DAIL_SCHEMA}\n{parts.schema.strip()}",
+        _comment_section("Geographic descriptions of the tables", parts.geo),
+        _comment_section("Spatial functions", parts.knowledge),
+        _comment_section(HINTS_TITLE, parts.hints),
+        _comment_section("Evidence", parts.evidence),
+        _comment_section("Schema tips", parts.tips),
+    )
+
+
 # --------------------------------------------------------------------------- ACT-SQL
 
 
@@ -201,5 +218,6 @@ def act_completion_format(parts: PromptParts) -> FormattedPrompt:
 
 register_format("dail", dail_format)
 register_format("schema-first", schema_first_format)
+register_format("shared-first", shared_first_format)
 register_format("chat", chat_format)
 register_format("act-completion", act_completion_format)

@@ -71,6 +71,16 @@ def test_static_examples_are_cluster_representatives_biggest_first() -> None:
     assert again == picks  # fixed: the same for every question and run
 
 
+def test_typical_examples_are_the_most_common_sql_shapes_shortest_question_first() -> None:
+    pool = ExamplePool(CLUSTERED, schemas=schemas)
+    selector = get_selector("typical", pool)
+    # count(*) x4, then avg x3, then ORDER BY x2; within a shape the shortest question (then pool order)
+    assert ids(selector.select(SINGERS, 3)) == ["count1", "avg1", "list1"]
+    assert ids(selector.select(ExampleQuery("anything else"), 2)) == ["count1", "avg1"]  # the same for every question
+    asked = ExampleQuery("How many songs are there?", SCHEMAS["concert"])  # its own question is never shown
+    assert ids(selector.select(asked, 2)) == ["avg1", "list1"]
+
+
 def test_hybrid_is_static_then_most_similar_without_repeats() -> None:
     pool = ExamplePool(list(CLUSTERED), name="clustered", schemas=schemas)
     selector = get_selector("hybrid", pool, encoder=ENC, n_static=1, dynamic="masked-similarity")

@@ -46,6 +46,10 @@ CASES = {
         geo="The 'singer' table records information about singers in Nanjing.",
         hints="'France' is a value of singer.Country.", evidence="old means Age > 30",
         tips="The previous query did not work:\n```sql\nSELECT nme FROM singer\n```\nIt failed: no such column: nme")),
+    "shared-first": ("shared-first", PromptParts(
+        QUESTION, SCHEMA, SHOTS, system="You are an expert in SQLite and highly skilled in writing SQL queries.",
+        hints="'France' is a value of singer.Country.",
+        tips="The previous query did not work:\n```sql\nSELECT nme FROM singer\n```\nIt failed: no such column: nme")),
     "chat-zero-shot": ("chat", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)")),
     "chat-cot": ("chat", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)", COT_SHOTS, cot=True)),
     "chat-extras": ("chat", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)", evidence="old means Age > 30",
@@ -83,10 +87,22 @@ def test_schema_first_puts_the_stable_schema_first() -> None:
     assert SCHEMA in a[:common] and a.index(SCHEMA) < a.index("/* Some SQL examples") < a.index("h1")
 
 
+def test_shared_first_caches_examples_across_databases() -> None:
+    """Fixed examples open every prompt: two databases' prompts share them; one database's questions share its schema too."""
+    other = "CREATE TABLE pilot (\n  pilot_id INTEGER\n);"
+    a = format_prompt("shared-first", PromptParts(QUESTION, SCHEMA, SHOTS, hints="h1")).messages[-1]["content"]
+    b = format_prompt("shared-first", PromptParts("Who flies?", other, SHOTS)).messages[-1]["content"]
+    c = format_prompt("shared-first", PromptParts("Who is oldest?", SCHEMA, SHOTS)).messages[-1]["content"]
+    commonprefix = __import__("os").path.commonprefix
+    across_dbs, same_db = commonprefix([a, b]), commonprefix([a, c])
+    assert all(s.answer in across_dbs for s in SHOTS) and SCHEMA not in across_dbs
+    assert SCHEMA in same_db and "h1" not in same_db and a.index(SCHEMA) < a.index("h1")
+
+
 def test_unknown_format() -> None:
-    with pytest.raises(UnknownNameError, match="act-completion, chat, dail, schema-first"):
+    with pytest.raises(UnknownNameError, match="act-completion, chat, dail, schema-first, shared-first"):
         format_prompt("markdown", PromptParts("q", "s"))
-    assert available_formats() == ["act-completion", "chat", "dail", "schema-first"]
+    assert available_formats() == ["act-completion", "chat", "dail", "schema-first", "shared-first"]
 
 
 def test_make_shots_organisations_and_cot() -> None:
