@@ -30,7 +30,7 @@ the switches that tell them apart. Registered:
   prefix-caching server reads them once for every database and the schema
   once per database; no sampled candidates. Measured (issue 12, 1.5B, 200
   Spider questions, one run): 0.39x DAIL-SQL's LLM seconds at +4.0 EX
-  points, against the default's +7 at ~0.8x (docs/eval.md)
+  points, against the default's +7 at 0.75x (docs/eval.md)
 * ``kgsql-<part>``: kgsql without that one part (``value-hints``,
   ``join-hints``, ``hints``, ``values``, ``examples``, ``correction``, ``repair``, ``vote``,
   ``cache-layout``, ``whole-schema``, ``sdbms``, ``geo``)

@@ -19,9 +19,9 @@
   with prompt-prefix caching reads a database's schema once for all its
   questions. Ends in ``SELECT`` like ``dail``.
 * ``shared-first``  ``schema-first`` with the examples moved to the front:
-  meant for examples that are the same for every question (``static``
-  selection), so the cached prefix is three-level: the examples once for
-  every database, then one database's schema, then the question's parts.
+  meant for examples that are the same for every question (``typical`` or
+  ``static`` selection), so the cached prefix is three-level: the examples
+  once for all databases, then one database's schema, then the question's parts.
 
 Formats only arrange text; what goes in (schema style, rows, which
 examples, CoT or not) is decided by the method options.
@@ -143,30 +143,27 @@ def dail_format(parts: PromptParts) -> FormattedPrompt:
     )
 
 
+def _database_sections(parts: PromptParts) -> tuple[str, ...]:
+    """The database's schema and geography (the same for all its questions), then the spatial
+    function notes, which are chosen per question and so end what can be cached."""
+    return (f"{DAIL_SCHEMA}\n{parts.schema.strip()}",
+            _comment_section("Geographic descriptions of the tables", parts.geo),
+            _comment_section("Spatial functions", parts.knowledge))
+
+
+def _question_sections(parts: PromptParts) -> tuple[str, ...]:
+    """What changes with every question (and every correction round)."""
+    return (_comment_section(HINTS_TITLE, parts.hints),
+            _comment_section("Evidence", parts.evidence),
+            _comment_section("Schema tips", parts.tips))
+
+
 def schema_first_format(parts: PromptParts) -> FormattedPrompt:
-    return _continue_select(
-        parts,
-        f"{DAIL_SCHEMA}\n{parts.schema.strip()}",
-        _comment_section("Geographic descriptions of the tables", parts.geo),
-        _comment_section("Spatial functions", parts.knowledge),
-        _examples(parts),
-        _comment_section(HINTS_TITLE, parts.hints),
-        _comment_section("Evidence", parts.evidence),
-        _comment_section("Schema tips", parts.tips),
-    )
+    return _continue_select(parts, *_database_sections(parts), _examples(parts), *_question_sections(parts))
 
 
 def shared_first_format(parts: PromptParts) -> FormattedPrompt:
-    return _continue_select(
-        parts,
-        _examples(parts),
-        f"{DAIL_SCHEMA}\n{parts.schema.strip()}",
-        _comment_section("Geographic descriptions of the tables", parts.geo),
-        _comment_section("Spatial functions", parts.knowledge),
-        _comment_section(HINTS_TITLE, parts.hints),
-        _comment_section("Evidence", parts.evidence),
-        _comment_section("Schema tips", parts.tips),
-    )
+    return _continue_select(parts, _examples(parts), *_database_sections(parts), *_question_sections(parts))
 
 
 # --------------------------------------------------------------------------- ACT-SQL
