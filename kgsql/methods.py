@@ -71,7 +71,7 @@ class MethodSpec:
 
     @property
     def uses_examples(self) -> bool:
-        return self.options.shots > 0
+        return self.options.shots + getattr(self.options, "lead_shots", 0) > 0
 
 
 # --------------------------------------------------------------------------- shared parts
@@ -156,6 +156,9 @@ register_method(MethodSpec("kgsql-fast", OneCallOptions(example_selection="typic
                                                        samples=0),
                            "kgsql for a local CPU model's clock: the same examples for every question, "
                            "first (read once), no sampled vote"))
+register_method(MethodSpec("kgsql-lead", OneCallOptions(lead_shots=5, shots=1, samples=0),
+                           "kgsql-fast's 5 common-shape examples first (read once), then 1 similar example "
+                           "after the schema; no sampled vote"))
 #: kgsql without one part: the options that remove it.
 KGSQL_ABLATIONS: dict[str, dict[str, Any]] = {
     "value-hints": dict(value_hints=False),

@@ -171,6 +171,13 @@ def effective_shots(method: Any, shots: int | None, has_pool: bool) -> int:
     return value if isinstance(value, int) else 0
 
 
+def lead_shots(name: str) -> int:
+    """Examples method ``name`` shows every question alike, before the per-question ``shots``."""
+    reg = registry()
+    value = getattr(reg.get_method(name).options, "lead_shots", 0) if reg is not None else 0
+    return value if isinstance(value, int) else 0
+
+
 def default_shots(name: str) -> int:
     """Examples method ``name`` uses by default (0 when the method or registry has no such notion)."""
     reg = registry()

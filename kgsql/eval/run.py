@@ -26,7 +26,7 @@ from kgsql.cli_types import non_negative_int
 from kgsql.errors import InputError
 from kgsql.eval.datasets import Dataset, available_benchmarks, get_benchmark, per_benchmark
 from kgsql.eval.datasets.registry import cross_fold_benchmarks, language_help, languages, split_help
-from kgsql.eval.method import default_shots, make_method, parse_sets, registry
+from kgsql.eval.method import default_shots, lead_shots, make_method, parse_sets, registry
 from kgsql.eval.metrics import METRICS
 from kgsql.eval.protocols import PAPER_SHOTS, cross_fold_groups, paper_table, parse_folds, single_groups
 from kgsql.eval.records import Record, RecordLog
@@ -247,16 +247,17 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
             check_no_leakage(graph, names, examples)
             fixed_pool = load_pool(args, dataset) if args.protocol == "single" else None
             for method, shots in plan:
-                if (shots and args.protocol == "single" and not benchmark.pool_from_other_databases
+                wants_pool = shots + lead_shots(method) > 0
+                if (wants_pool and args.protocol == "single" and not benchmark.pool_from_other_databases
                         and fixed_pool is None):
                     say(f"{method}: no example pool for {dataset.name} (--pool); running 0-shot")
-                    shots = 0
+                    shots, wants_pool = 0, False
                 cell_dir = out / (dataset.split or "dev") / method / f"{shots}-shot" if many else out
                 cell = Cell(dataset.split, method, shots, cell_dir)
                 cells.append(cell)
-                groups = (cross_fold_groups(dataset, examples, folds, with_pool=shots > 0)
+                groups = (cross_fold_groups(dataset, examples, folds, with_pool=wants_pool)
                           if args.protocol == "cross-fold"
-                          else single_groups(dataset, examples, fixed_pool, with_pool=shots > 0))
+                          else single_groups(dataset, examples, fixed_pool, with_pool=wants_pool))
                 spec = RunSpec(method, shots, overrides, timeout, max(1, args.concurrency), metric)
                 run_cell(cell, dataset, groups, spec, names, args, graph=graph, lm=lm, encoder=encoder)
     finally:

@@ -44,6 +44,7 @@ ACT_SYSTEM = "Given the database schema, you need to translate the question into
 DAIL_QUESTION = "Answer the following with no explanation: {question}\nSELECT"
 DAIL_SCHEMA = "/* Given the following database schema: */"
 DAIL_EXAMPLES = "/* Some SQL examples are provided based on similar problems: */"
+LEAD_EXAMPLES = "/* Some SQL examples of common kinds of questions: */"
 HINTS_TITLE = "Hints from the database"
 COT_TRIGGER = "Let's think step by step."
 
@@ -74,6 +75,7 @@ class PromptParts:
     tips: str = ""        # schema tips from failed attempts
     cot: bool = False     # the shots' answers are chains of thought
     hints: str = ""       # graph-derived hints (values the question names, join conditions)
+    lead_shots: tuple[Shot, ...] = ()  # examples the same for every question: first, before anything else
 
 
 @dataclass(frozen=True)
@@ -117,14 +119,19 @@ def _dail_shot(shot: Shot) -> str:
 
 
 def _examples(parts: PromptParts) -> str:
-    if not parts.shots:
-        return ""
-    return DAIL_EXAMPLES + "\n" + "\n\n".join(_dail_shot(s) for s in parts.shots)
+    return _shots_section(DAIL_EXAMPLES, parts.shots)
+
+
+def _shots_section(title: str, shots: tuple[Shot, ...]) -> str:
+    return title + "\n" + "\n\n".join(_dail_shot(s) for s in shots) if shots else ""
 
 
 def _continue_select(parts: PromptParts, *sections: str) -> FormattedPrompt:
-    """One user message of ``sections`` (empty ones left out), then the DAIL question ending in SELECT."""
-    body = join_sections(*sections, DAIL_QUESTION.format(question=parts.question))
+    """One user message: the lead examples, ``sections`` (empty ones left out), then the DAIL
+    question ending in SELECT. Lead examples come first in every layout: they are the same for
+    every question, so a prefix-caching server reads them once for the whole run."""
+    body = join_sections(_shots_section(LEAD_EXAMPLES, parts.lead_shots), *sections,
+                         DAIL_QUESTION.format(question=parts.question))
     messages: list[Message] = [{"role": "system", "content": parts.system}] if parts.system.strip() else []
     messages.append({"role": "user", "content": body})
     return FormattedPrompt(messages, "SELECT")
@@ -188,7 +195,7 @@ def _extras(parts: PromptParts) -> str:
 def chat_format(parts: PromptParts) -> FormattedPrompt:
     system = ACT_SYSTEM if not parts.system.strip() else f"{parts.system.strip()} {ACT_SYSTEM}"
     messages: list[Message] = [{"role": "system", "content": system}]
-    for shot in parts.shots:
+    for shot in parts.lead_shots + parts.shots:
         messages.append({"role": "user", "content": _act_user(shot.schema, shot.question)})
         messages.append({"role": "assistant", "content": shot.answer.strip()})
     extras = _extras(parts)
@@ -199,7 +206,7 @@ def chat_format(parts: PromptParts) -> FormattedPrompt:
 
 def act_completion_format(parts: PromptParts) -> FormattedPrompt:
     text = ""
-    for shot in parts.shots:
+    for shot in parts.lead_shots + parts.shots:
         text += "Given the database schema:\n" + shot.schema.strip() + "\n\n"
         text += "Translate the natural utterance into the SQL query: " + shot.question + "\n"
         text += shot.answer.strip() + "\n"

@@ -5,6 +5,11 @@ pairs in the same form as the final question are the cheapest accuracy there
 is. Without a pool, the examples the database was taught (``SchemaGraph.learn``,
 ``ingest --history``: ``graph_examples``) are the pool; without either the
 method runs zero-shot.
+
+Two of these stages may run: one picking ``lead`` examples that are the same
+for every question (``typical`` selection, shown first so a prefix-caching
+server reads them once), then one picking the question's similar examples,
+never repeating a lead example.
 """
 from __future__ import annotations
 
@@ -16,13 +21,15 @@ from kgsql.stages.state import QuestionState
 
 @dataclass
 class PickExamples:
-    """``shots`` examples from ``pool`` by a registered selector (``kgsql.fewshot.select``)."""
+    """``shots`` examples from ``pool`` by a registered selector (``kgsql.fewshot.select``),
+    into the state's lead examples when ``lead`` (else its per-question examples)."""
 
     pool: Any = None
     shots: int = 5
     selection: str = "masked-similarity"
     encoder: Any = None
     graph_examples: Callable[[str], list[dict[str, Any]]] | None = None  # db -> its taught pairs
+    lead: bool = False
     name: str = "examples"
     _selector: Any = field(default=None, init=False, repr=False)
     _per_db: dict[str, tuple[tuple[str, ...], Any]] = field(default_factory=dict, init=False, repr=False)
@@ -68,7 +75,12 @@ class PickExamples:
             return
         from kgsql.fewshot.select import ExampleQuery
 
-        query = ExampleQuery(state.question, state.full, tuple(v.value for v in state.values))
+        query = ExampleQuery(state.question, state.full, tuple(v.value for v in state.values),
+                             exclude_ids=frozenset(state.answer.examples or ()))
         picks = selector.select(query, self.shots)
-        state.answer.examples = [e.id for e in picks]
-        state.examples = [(e.question, " ".join(e.sql.strip().rstrip(";").split())) for e in picks]
+        state.answer.examples = [*(state.answer.examples or ()), *(e.id for e in picks)]
+        shown = [(e.question, " ".join(e.sql.strip().rstrip(";").split())) for e in picks]
+        if self.lead:
+            state.lead_examples = shown
+        else:
+            state.examples = shown

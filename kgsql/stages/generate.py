@@ -21,6 +21,7 @@ def prompt_parts(state: QuestionState) -> PromptParts:
     return PromptParts(
         question=state.question, schema=state.schema_text, system=state.system,
         shots=tuple(Shot(q, sql) for q, sql in state.examples), knowledge=state.knowledge, geo=state.geo,
+        lead_shots=tuple(Shot(q, sql) for q, sql in state.lead_examples),
         hints="\n".join(state.hints), evidence=state.user_evidence,
     )
 

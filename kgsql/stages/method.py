@@ -44,6 +44,8 @@ class OneCallOptions:
     user_evidence: str = "add"       # [evidence] add | replace | ignore
     shots: int = 3                   # [examples] 0 = zero-shot (also without a pool); 3: measured (issue 12)
     example_selection: str = "masked-similarity"  # [examples]
+    lead_shots: int = 0              # [examples] the same examples for every question, first (read once)
+    lead_selection: str = "typical"  # [examples] how the lead examples are chosen
     value_hints: bool = True         # [hints] values the question names -> their column
     join_hints: bool = True          # [hints] key conditions joining the relevant tables
     layout: str = "schema-first"     # [sql] question format: schema-first (cache-friendly) or dail
@@ -60,7 +62,7 @@ class OneCallOptions:
     def __post_init__(self) -> None:
         if self.user_evidence not in USER_EVIDENCE_MODES:
             raise InputError(f"user_evidence '{self.user_evidence}': expected one of {', '.join(USER_EVIDENCE_MODES)}")
-        for name in ("shots", "max_rounds", "samples", "max_tokens", "spatial_functions", "value_examples"):
+        for name in ("shots", "lead_shots", "max_rounds", "samples", "max_tokens", "spatial_functions", "value_examples"):
             if getattr(self, name) < 0:
                 raise InputError(f"{name} must not be negative, not {getattr(self, name)}")
         if not 0 < self.timeout_s < float("inf") or self.max_rows < 0:
@@ -80,6 +82,8 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
         SpatialNotes(functions=o.spatial_functions, enabled=o.sdbms),
         RenderSchema(style=o.schema_style, value_examples=o.value_examples, geo=o.geo),
         GatherEvidence(lm, generate=o.evidence, user=o.user_evidence),
+        PickExamples(pool, shots=o.lead_shots, selection=o.lead_selection, encoder=encoder,
+                     graph_examples=graph_examples, lead=True, name="lead-examples"),
         PickExamples(pool, shots=o.shots, selection=o.example_selection, encoder=encoder,
                      graph_examples=graph_examples),
         GraphHints(values=o.value_hints, joins=o.join_hints),

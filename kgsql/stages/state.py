@@ -43,7 +43,8 @@ class QuestionState:
     knowledge: str = ""                         # spatial function notes for this question
     geo: str = ""                               # geographic descriptions of the tables
     hints: list[str] = field(default_factory=list)
-    examples: list[tuple[str, str]] = field(default_factory=list)  # (question, SQL)
+    examples: list[tuple[str, str]] = field(default_factory=list)  # (question, SQL), chosen for this question
+    lead_examples: list[tuple[str, str]] = field(default_factory=list)  # the same for every question: shown first
 
     @property
     def shown(self) -> DatabaseSchema:

@@ -50,6 +50,8 @@ CASES = {
         QUESTION, SCHEMA, SHOTS, system="You are an expert in SQLite and highly skilled in writing SQL queries.",
         hints="'France' is a value of singer.Country.",
         tips="The previous query did not work:\n```sql\nSELECT nme FROM singer\n```\nIt failed: no such column: nme")),
+    "schema-first-lead": ("schema-first", PromptParts(QUESTION, SCHEMA, SHOTS[1:], lead_shots=SHOTS[:1],
+                                                      hints="'France' is a value of singer.Country.")),
     "chat-zero-shot": ("chat", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)")),
     "chat-cot": ("chat", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)", COT_SHOTS, cot=True)),
     "chat-extras": ("chat", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)", evidence="old means Age > 30",
@@ -97,6 +99,23 @@ def test_shared_first_caches_examples_across_databases() -> None:
     across_dbs, same_db = commonprefix([a, b]), commonprefix([a, c])
     assert all(s.answer in across_dbs for s in SHOTS) and SCHEMA not in across_dbs
     assert SCHEMA in same_db and "h1" not in same_db and a.index(SCHEMA) < a.index("h1")
+
+
+def test_lead_examples_open_every_layout_and_are_shared_across_databases() -> None:
+    """Lead examples come before the schema, the question's own examples after it: one run
+    shares the lead examples, one database's questions share its schema too."""
+    lead, own = SHOTS[:1], SHOTS[1:]
+    a = format_prompt("schema-first", PromptParts(QUESTION, SCHEMA, own, lead_shots=lead)).messages[-1]["content"]
+    b = format_prompt("schema-first", PromptParts("Who flies?", "CREATE TABLE pilot (id INTEGER);", (),
+                                                  lead_shots=lead)).messages[-1]["content"]
+    commonprefix = __import__("os").path.commonprefix
+    assert lead[0].answer in commonprefix([a, b]) and SCHEMA not in commonprefix([a, b])
+    assert a.index("common kinds of questions") < a.index(lead[0].answer) < a.index(SCHEMA) < a.index(own[0].answer)
+    for name in ("dail", "shared-first"):
+        text = format_prompt(name, PromptParts(QUESTION, SCHEMA, own, lead_shots=lead)).messages[-1]["content"]
+        assert text.startswith("/* Some SQL examples of common kinds of questions: */"), name
+    chat = format_prompt("chat", PromptParts(QUESTION, "# singer(a)", own, lead_shots=lead)).messages
+    assert [m["content"] for m in chat if m["role"] == "assistant"] == [lead[0].answer, own[0].answer]
 
 
 def test_unknown_format() -> None:

@@ -138,7 +138,8 @@ def run(method: str, graph: Any, pool: ExamplePool | None, **overrides: Any):  #
 def test_method_golden(geo_graph, pool, method: str) -> None:  # type: ignore[no-untyped-def]
     lm, answer = run(method, geo_graph, pool)
     assert answer.error is None and answer.rows == [("Silver River",)], (answer.sql, answer.error)
-    assert len(answer.examples) == get_method(method).options.shots
+    options = get_method(method).options
+    assert len(answer.examples) == options.shots + getattr(options, "lead_shots", 0)
     assert_golden(FIXTURES / f"{method}.txt", render(lm, answer))
 
 
@@ -169,6 +170,17 @@ def test_kgsql_is_one_call_when_the_first_query_runs(geo_graph, pool) -> None:  
     answer = build("kgsql", geo_graph, lm, pool=pool, retriever=WholeSchema(), encoder=HashEncoder()).ask(
         QUESTION, db="geo")
     assert lm.steps() == ["sql"] and answer.rows == [("Silver River",)] and len(answer.examples) == OneCallOptions().shots == 3
+
+
+def test_lead_examples_are_the_same_for_every_question_and_never_repeated(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]
+    lm = ScriptedLM({"sql": " name FROM rivers ORDER BY length_km DESC LIMIT 1"})
+    t2s = build("kgsql", geo_graph, lm, pool=pool, retriever=WholeSchema(), encoder=HashEncoder(),
+                lead_shots=2, shots=2)
+    first, second = t2s.ask(QUESTION, db="geo"), t2s.ask("How many cities are there?", db="geo")
+    assert first.examples[:2] == second.examples[:2] and len(set(first.examples)) == 4
+    prompts = [c.messages[-1]["content"] for c in lm.calls]
+    lead_part = prompts[0].split("/* Given the following database schema")[0]
+    assert "common kinds of questions" in lead_part and prompts[1].startswith(lead_part)
 
 
 def test_kgsql_classic_without_a_pool_is_the_default_pipeline(geo_graph) -> None:  # type: ignore[no-untyped-def]
