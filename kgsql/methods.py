@@ -159,6 +159,8 @@ register_method(MethodSpec("kgsql-fast", OneCallOptions(example_selection="typic
 register_method(MethodSpec("kgsql-lead", OneCallOptions(lead_shots=5, shots=1, samples=0),
                            "kgsql-fast's 5 common-shape examples first (read once), then 1 similar example "
                            "after the schema; no sampled vote"))
+register_method(MethodSpec("kgsql-sql-only", OneCallOptions(example_questions=False, samples=0),
+                           "kgsql with its 3 similar examples shown as SQL only (no question), no sampled vote"))
 #: kgsql without one part: the options that remove it.
 KGSQL_ABLATIONS: dict[str, dict[str, Any]] = {
     "value-hints": dict(value_hints=False),

@@ -114,7 +114,9 @@ def _comment_section(title: str, body: str) -> str:
 
 
 def _dail_shot(shot: Shot) -> str:
-    qa = f"/* Answer the following: {shot.question} */\n{shot.answer.strip()}"
+    """DAIL's question + SQL; an example without a question is its SQL only (DAIL's SQL-only organisation)."""
+    qa = f"/* Answer the following: {shot.question} */\n{shot.answer.strip()}" if shot.question.strip() \
+        else shot.answer.strip()
     return f"{DAIL_SCHEMA}\n{shot.schema.strip()}\n\n{qa}" if shot.schema.strip() else qa
 
 

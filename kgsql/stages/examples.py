@@ -30,6 +30,7 @@ class PickExamples:
     encoder: Any = None
     graph_examples: Callable[[str], list[dict[str, Any]]] | None = None  # db -> its taught pairs
     lead: bool = False
+    questions: bool = True  # False: show each example's SQL only (about half the tokens)
     name: str = "examples"
     _selector: Any = field(default=None, init=False, repr=False)
     _per_db: dict[str, tuple[tuple[str, ...], Any]] = field(default_factory=dict, init=False, repr=False)
@@ -79,7 +80,7 @@ class PickExamples:
                              exclude_ids=frozenset(state.answer.examples or ()))
         picks = selector.select(query, self.shots)
         state.answer.examples = [*(state.answer.examples or ()), *(e.id for e in picks)]
-        shown = [(e.question, " ".join(e.sql.strip().rstrip(";").split())) for e in picks]
+        shown = [(e.question if self.questions else "", " ".join(e.sql.strip().rstrip(";").split())) for e in picks]
         if self.lead:
             state.lead_examples = shown
         else:

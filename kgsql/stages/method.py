@@ -44,6 +44,7 @@ class OneCallOptions:
     user_evidence: str = "add"       # [evidence] add | replace | ignore
     shots: int = 3                   # [examples] 0 = zero-shot (also without a pool); 3: measured (issue 12)
     example_selection: str = "masked-similarity"  # [examples]
+    example_questions: bool = True   # [examples] False: the similar examples' SQL only (~half their tokens)
     lead_shots: int = 0              # [examples] the same examples for every question, first (read once)
     lead_selection: str = "typical"  # [examples] how the lead examples are chosen
     value_hints: bool = True         # [hints] values the question names -> their column
@@ -85,7 +86,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
         PickExamples(pool, shots=o.lead_shots, selection=o.lead_selection, encoder=encoder,
                      graph_examples=graph_examples, lead=True, name="lead-examples"),
         PickExamples(pool, shots=o.shots, selection=o.example_selection, encoder=encoder,
-                     graph_examples=graph_examples),
+                     graph_examples=graph_examples, questions=o.example_questions),
         GraphHints(values=o.value_hints, joins=o.join_hints),
         GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,
                     max_rows=o.max_rows),

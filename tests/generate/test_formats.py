@@ -52,6 +52,8 @@ CASES = {
         tips="The previous query did not work:\n```sql\nSELECT nme FROM singer\n```\nIt failed: no such column: nme")),
     "schema-first-lead": ("schema-first", PromptParts(QUESTION, SCHEMA, SHOTS[1:], lead_shots=SHOTS[:1],
                                                       hints="'France' is a value of singer.Country.")),
+    "schema-first-sql-only-shots": ("schema-first", PromptParts(
+        QUESTION, SCHEMA, tuple(Shot("", s.answer) for s in SHOTS))),
     "chat-zero-shot": ("chat", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)")),
     "chat-cot": ("chat", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)", COT_SHOTS, cot=True)),
     "chat-extras": ("chat", PromptParts(QUESTION, "# singer(Singer_ID, Name, Age)", evidence="old means Age > 30",
