@@ -8,7 +8,9 @@ database" block:
   value's column stops filtering a look-alike column (country.Region);
 * join hints: the key conditions that connect the tables retrieval found
   relevant (foreign keys of their Steiner tree in the FK graph), so the model
-  joins on keys instead of on look-alike names.
+  joins on keys instead of on look-alike names; said as a condition ("if the
+  query needs several of these tables"), and never for a pair of tables
+  linked by two keys, whose choice only the question can make.
 
 This replaces LLM-written evidence as the default: with small models that
 evidence misled the SQL (docs/eval.md); it stays an option for strong endpoints.
@@ -16,6 +18,7 @@ evidence misled the SQL (docs/eval.md); it stays an option for strong endpoints.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from kgsql.generate.render import table_ref
@@ -61,19 +64,28 @@ def value_lines(values: list[ValueHit]) -> list[str]:
 
 
 def join_lines(schema: DatabaseSchema, tables: list[str], *, max_tables: int = 4) -> list[str]:
-    """Key conditions joining ``tables`` (and the tables between them), from the FK graph."""
+    """Key conditions joining ``tables`` (and the tables between them), from the FK graph.
+
+    A pair of tables linked by more than one key (``Friend.student_id`` and
+    ``Friend.friend_id``, both to ``Highschooler.ID``) gets no hint: which key is
+    meant depends on the question, and naming both read as one join on both
+    (measured, issue 12: the 1.5B then took the wrong one). The line is
+    conditional because retrieval's tables are candidates, not a plan: an
+    unconditional "join these" made the model join tables nobody asked for."""
     known = {t.name for t in schema.tables}
     wanted = [t for t in dict.fromkeys(tables) if t in known]
     if not 2 <= len(wanted) <= max_tables:
         return []
-    completion = complete_joins(schema, wanted)
+    pairs = Counter(frozenset((fk.table, fk.ref_table)) for fk in schema.foreign_keys)
     lines = []
-    for fk in completion.foreign_keys:
+    for fk in complete_joins(schema, wanted).foreign_keys:
+        if pairs[frozenset((fk.table, fk.ref_table))] > 1:
+            continue
         line = (f"{table_ref(fk.table)}.{table_ref(fk.column)} = "
                 f"{table_ref(fk.ref_table)}.{table_ref(fk.ref_column)}")
         if line not in lines:
             lines.append(line)
-    return [f"To join these tables use {' and '.join(lines)}."] if lines else []
+    return [f"If the query needs several of these tables, join them on {' and '.join(lines)}."] if lines else []
 
 
 @dataclass

@@ -135,7 +135,7 @@ def test_ask_highlights_the_selection_and_shows_the_result(page_server: ApiServe
     assert browser.execute_script("return window.kgsql.cy.nodes('.faded').length") == 11 - len(selected)
     assert "t03:" in browser.find_element(By.ID, "selected").text
     hints = browser.find_element(By.ID, "hints").text.splitlines()
-    assert hints and all(h.startswith("To join these tables use") or " is a value of " in h for h in hints)
+    assert hints and all(h.startswith("If the query needs several of these tables") or " is a value of " in h for h in hints)
     check_screenshot(browser, tmp_path / "answer.png")
     browser.find_element(By.ID, "right").click()
     assert wait(browser, "return document.getElementById('taught').textContent") == "kept: 1 example(s) for web11"

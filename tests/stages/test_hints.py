@@ -38,8 +38,22 @@ def test_value_lines_join_columns_of_one_value() -> None:
 
 def test_join_lines_connect_tables_through_the_fk_graph() -> None:
     assert join_lines(WORLD, ["city", "countrylanguage"]) == [
-        "To join these tables use countrylanguage.CountryCode = country.Code and city.CountryCode = country.Code."]
+        "If the query needs several of these tables, join them on countrylanguage.CountryCode = country.Code "
+        "and city.CountryCode = country.Code."]
     assert join_lines(WORLD, ["city"]) == []                       # one table: nothing to join
     assert join_lines(WORLD, ["city", "island"]) == []             # no key path
     assert join_lines(WORLD, ["city", "nowhere"]) == []            # unknown names are ignored
     assert join_lines(WORLD, ["city", "country", "countrylanguage", "island", "x"], max_tables=3) == []
+
+
+def test_a_pair_of_tables_linked_by_two_keys_gets_no_join_hint() -> None:
+    """Friend.student_id and Friend.friend_id both reference Highschooler.ID: only the question says which."""
+    people = DatabaseSchema("network", [
+        Table("Highschooler", [Column("ID", "INTEGER", is_primary_key=True), Column("name", "TEXT")]),
+        Table("Friend", [Column("student_id", "INTEGER"), Column("friend_id", "INTEGER")]),
+        Table("Grade", [Column("student_id", "INTEGER"), Column("grade", "INTEGER")])],
+        [ForeignKey("Friend", "student_id", "Highschooler", "ID"), ForeignKey("Friend", "friend_id", "Highschooler", "ID"),
+         ForeignKey("Grade", "student_id", "Highschooler", "ID")])
+    assert join_lines(people, ["Highschooler", "Friend"]) == []
+    assert join_lines(people, ["Friend", "Grade"]) == [
+        "If the query needs several of these tables, join them on Grade.student_id = Highschooler.ID."]
