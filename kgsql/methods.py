@@ -156,9 +156,9 @@ register_method(MethodSpec("kgsql-fast", OneCallOptions(example_selection="typic
                                                        samples=0),
                            "kgsql for a local CPU model's clock: the same examples for every question, "
                            "first (read once), no sampled vote"))
-register_method(MethodSpec("kgsql-lead", OneCallOptions(lead_shots=5, shots=1, samples=0),
-                           "kgsql-fast's 5 common-shape examples first (read once), then 1 similar example "
-                           "after the schema; no sampled vote"))
+register_method(MethodSpec("kgsql-lead", OneCallOptions(lead_shots=5, shots=2, example_questions=False, samples=0),
+                           "kgsql-fast's 5 common-shape examples first (read once), then 2 similar examples "
+                           "as SQL only after the schema; no sampled vote"))
 register_method(MethodSpec("kgsql-sql-only", OneCallOptions(example_questions=False, samples=0),
                            "kgsql with its 3 similar examples shown as SQL only (no question), no sampled vote"))
 #: kgsql without one part: the options that remove it.
