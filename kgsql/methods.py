@@ -18,21 +18,19 @@ the switches that tell them apart. Registered:
   geographic descriptions + SSpa's three schema tips (up to 5 generations)
 * ``sspa-sdbms``, ``sspa-geo``, ``sspa-tips``: SSpa without that one component
 * ``kgsql``     the default: one call over the graph's knowledge, composed from
-  stages (``kgsql.stages``): the whole database's schema first (read once per
-  database by a prefix-caching server) with value comments on low-cardinality
-  text columns, SpatiaLite notes, 5 masked-similarity examples, graph-derived
-  hints (values the question names, join conditions), then the question;
-  a correction loop that repairs misplaced columns through the FK graph,
-  never reruns a query, and votes sampled candidates by their result when
-  nothing returned rows
-* ``kgsql-fast``  kgsql for a local CPU model's clock: the same 5 examples
-  for every question (the pool's most common SQL shapes), first, so a
-  prefix-caching server reads them once for every database and the schema
-  once per database; no sampled candidates. Measured (issue 12, 1.5B, 200
-  Spider questions, one run): 0.39x DAIL-SQL's LLM seconds at +4.0 EX
-  points, against the default's +7 at 0.75x (docs/eval.md)
+  stages (``kgsql.stages``): 5 examples of the pool's most common SQL shapes
+  first (the same for every question: a prefix-caching server reads them once
+  per run), the whole database's schema (read once per database) with value
+  comments on low-cardinality text columns, SpatiaLite notes, 2 masked-similarity
+  examples as SQL only, graph-derived hints (values the question names, join
+  conditions), then the question; a correction loop that repairs misplaced
+  columns through the FK graph, never reruns a query, and asks once more with
+  the checks' tips. Measured (issue 12, 1.5B, 200 Spider questions, one run,
+  docs/eval.md)
+* ``kgsql-fast``  the same 5 shapes for every question and no per-question
+  examples (``shared-first`` layout): the fastest, fewer points
 * ``kgsql-<part>``: kgsql without that one part (``value-hints``,
-  ``join-hints``, ``hints``, ``values``, ``examples``, ``correction``, ``repair``, ``vote``,
+  ``join-hints``, ``hints``, ``values``, ``examples``, ``correction``, ``repair``,
   ``cache-layout``, ``whole-schema``, ``sdbms``, ``geo``)
 * ``agent``     Interactive-T2S: the model looks the schema up through the graph's
   tools (``kgsql.agent``), one per round, and finishes with ``Done(sql)``
@@ -152,25 +150,20 @@ for _part, _off in SSPA_ABLATIONS.items():
 
 register_method(MethodSpec("kgsql", OneCallOptions(),
                            "kgsql: one call over the graph's schema, values, examples and hints; corrected by execution"))
-register_method(MethodSpec("kgsql-fast", OneCallOptions(example_selection="typical", shots=5, layout="shared-first",
-                                                       samples=0),
+register_method(MethodSpec("kgsql-fast", OneCallOptions(lead_shots=0, shots=5, example_selection="typical",
+                                                       example_questions=True, layout="shared-first", samples=0,
+                                                       max_rounds=3),
                            "kgsql for a local CPU model's clock: the same examples for every question, "
-                           "first (read once), no sampled vote"))
-register_method(MethodSpec("kgsql-lead", OneCallOptions(lead_shots=5, shots=2, example_questions=False, samples=0),
-                           "kgsql-fast's 5 common-shape examples first (read once), then 2 similar examples "
-                           "as SQL only after the schema; no sampled vote"))
-register_method(MethodSpec("kgsql-sql-only", OneCallOptions(example_questions=False, samples=0),
-                           "kgsql with its 3 similar examples shown as SQL only (no question), no sampled vote"))
+                           "first (read once), no per-question examples"))
 #: kgsql without one part: the options that remove it.
 KGSQL_ABLATIONS: dict[str, dict[str, Any]] = {
     "value-hints": dict(value_hints=False),
     "join-hints": dict(join_hints=False),
     "hints": dict(value_hints=False, join_hints=False),
     "values": dict(schema_style="code"),
-    "examples": dict(shots=0),
+    "examples": dict(shots=0, lead_shots=0),
     "correction": dict(tips=False),
     "repair": dict(join_repair=False),
-    "vote": dict(samples=0),
     "cache-layout": dict(layout="dail"),
     "whole-schema": dict(scope="selected"),
     "sdbms": dict(sdbms=False),

@@ -169,7 +169,7 @@ def test_kgsql_is_one_call_when_the_first_query_runs(geo_graph, pool) -> None:  
     lm = ScriptedLM({"sql": " name FROM rivers ORDER BY length_km DESC LIMIT 1"})
     answer = build("kgsql", geo_graph, lm, pool=pool, retriever=WholeSchema(), encoder=HashEncoder()).ask(
         QUESTION, db="geo")
-    assert lm.steps() == ["sql"] and answer.rows == [("Silver River",)] and len(answer.examples) == OneCallOptions().shots == 3
+    assert lm.steps() == ["sql"] and answer.rows == [("Silver River",)] and len(answer.examples) == min(OneCallOptions().shots + OneCallOptions().lead_shots, len(POOL))
 
 
 def test_lead_examples_are_the_same_for_every_question_and_never_repeated(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]
