@@ -18,17 +18,15 @@ the switches that tell them apart. Registered:
   geographic descriptions + SSpa's three schema tips (up to 5 generations)
 * ``sspa-sdbms``, ``sspa-geo``, ``sspa-tips``: SSpa without that one component
 * ``kgsql``     the default: one call over the graph's knowledge, composed from
-  stages (``kgsql.stages``): 5 examples of the pool's most common SQL shapes
-  first (the same for every question: a prefix-caching server reads them once
-  per run), the whole database's schema (read once per database) with value
-  comments on low-cardinality text columns, SpatiaLite notes, 2 masked-similarity
-  examples as SQL only, graph-derived hints (values the question names, join
-  conditions), then the question; a correction loop that repairs misplaced
-  columns through the FK graph, never reruns a query, and asks once more with
-  the checks' tips. Measured (issue 12, 1.5B, 200 Spider questions, one run,
-  docs/eval.md)
-* ``kgsql-fast``  the same 5 shapes for every question and no per-question
-  examples (``shared-first`` layout): the fastest, fewer points
+  stages (``kgsql.stages``): 5 examples of the pool's most common SQL shapes,
+  the same for every question and first (a prefix-caching server reads them
+  once per run), then the whole database's schema (read once per database)
+  with value comments on low-cardinality text columns, SpatiaLite notes,
+  graph-derived hints (values the question names, join conditions), then the
+  question; a correction loop that repairs misplaced columns through the FK
+  graph and never reruns a query. Measured (issue 12, 1.5B, 200 Spider
+  questions, one run): +6.5 EX points over DAIL-SQL at 0.38x its LLM seconds
+  (docs/eval.md)
 * ``kgsql-<part>``: kgsql without that one part (``value-hints``,
   ``join-hints``, ``hints``, ``values``, ``examples``, ``correction``, ``repair``,
   ``cache-layout``, ``whole-schema``, ``sdbms``, ``geo``)
@@ -150,18 +148,13 @@ for _part, _off in SSPA_ABLATIONS.items():
 
 register_method(MethodSpec("kgsql", OneCallOptions(),
                            "kgsql: one call over the graph's schema, values, examples and hints; corrected by execution"))
-register_method(MethodSpec("kgsql-fast", OneCallOptions(lead_shots=0, shots=5, example_selection="typical",
-                                                       example_questions=True, layout="shared-first", samples=0,
-                                                       max_rounds=3),
-                           "kgsql for a local CPU model's clock: the same examples for every question, "
-                           "first (read once), no per-question examples"))
 #: kgsql without one part: the options that remove it.
 KGSQL_ABLATIONS: dict[str, dict[str, Any]] = {
     "value-hints": dict(value_hints=False),
     "join-hints": dict(join_hints=False),
     "hints": dict(value_hints=False, join_hints=False),
     "values": dict(schema_style="code"),
-    "examples": dict(shots=0, lead_shots=0),
+    "examples": dict(shots=0),
     "correction": dict(tips=False),
     "repair": dict(join_repair=False),
     "cache-layout": dict(layout="dail"),

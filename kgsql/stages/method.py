@@ -42,17 +42,17 @@ class OneCallOptions:
     spatial_functions: int = 6       # [spatial]
     evidence: bool = False           # [evidence] LLM-written evidence (3 calls; off: it misleads small models)
     user_evidence: str = "add"       # [evidence] add | replace | ignore
-    shots: int = 2                   # [examples] 0 = zero-shot (also without a pool); 2: measured (issue 12)
-    example_selection: str = "masked-similarity"  # [examples]
-    example_questions: bool = False  # [examples] the similar examples' questions too (False: SQL only, half the tokens)
-    lead_shots: int = 5              # [examples] the same examples for every question, first (read once)
+    shots: int = 5                   # [examples] 0 = zero-shot (also without a pool)
+    example_selection: str = "typical"  # [examples] the same for every question: cached (issue 12, docs/eval.md)
+    example_questions: bool = True   # [examples] False: each example's SQL only (about half the tokens)
+    lead_shots: int = 0              # [examples] more examples the same for every question, first (read once)
     lead_selection: str = "typical"  # [examples] how the lead examples are chosen
     value_hints: bool = True         # [hints] values the question names -> their column
     join_hints: bool = True          # [hints] key conditions joining the relevant tables
-    layout: str = "schema-first"     # [sql] question format: schema-first (cache-friendly) or dail
+    layout: str = "shared-first"     # [sql] question format: shared-first / schema-first (cache-friendly) or dail
     tips: bool = True                # [sql] run, check and correct (False: one call, no checks)
     join_repair: bool = True         # [sql] move misplaced columns to their tables via the FK graph
-    max_rounds: int = 2              # [sql] greedy generations at most (a third never changed an answer)
+    max_rounds: int = 3              # [sql] greedy generations at most
     samples: int = 0                 # [sql] sampled candidates voted by result when nothing returned rows
     temperature: float = 0.7         # [sql] for the sampled candidates
     max_tokens: int = 256            # [sql]
