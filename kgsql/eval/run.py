@@ -131,8 +131,13 @@ def _methods(args: argparse.Namespace) -> list[str]:
     return methods
 
 
-def _shots(args: argparse.Namespace, method: str) -> list[int]:
+def _shots(args: argparse.Namespace, method: str, overrides: dict[str, Any]) -> list[int]:
+    """The cell's example counts: ``--shots``, else ``--set shots=N``, else the method's own."""
+    if "shots" in overrides and args.shots not in (None, ""):
+        raise InputError("--shots and --set shots=...: give the number of examples once")
     if args.shots in (None, ""):
+        if "shots" in overrides:
+            return [overrides["shots"]]
         return list(PAPER_SHOTS) if args.ablation else [default_shots(method)]
     try:
         values = [int(s) for s in _csv(args.shots)]
@@ -204,8 +209,8 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
     methods = _methods(args)
     if getattr(args, "replay", None) is not None and lm is None:
         lm = ReplayLM.from_records(args.replay)
-    plan = [(m, k) for m in methods for k in _shots(args, m)]
     overrides = parse_sets(args.sets)
+    plan = [(m, k) for m in methods for k in _shots(args, m, overrides)]
     benchmark = get_benchmark(args.dataset)
     metric = args.metric or benchmark.metric
     timeout = args.timeout or benchmark.timeout_s
@@ -247,7 +252,7 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
             check_no_leakage(graph, names, examples)
             fixed_pool = load_pool(args, dataset) if args.protocol == "single" else None
             for method, shots in plan:
-                wants_pool = shots + lead_shots(method) > 0
+                wants_pool = shots + overrides.get("lead_shots", lead_shots(method)) > 0
                 if (wants_pool and args.protocol == "single" and not benchmark.pool_from_other_databases
                         and fixed_pool is None):
                     say(f"{method}: no example pool for {dataset.name} (--pool); running 0-shot")

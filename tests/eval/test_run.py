@@ -347,6 +347,33 @@ def test_cross_fold_run_with_examples_from_the_training_side(spatial_dir: Path, 
     assert re.search(r"\| kgsql \| 66\.7 \| 66\.7 \| 66\.7 \| 66\.7 \|", table)
 
 
+def test_set_shots_and_lead_shots_decide_the_cell_and_its_pool(spatial_dir: Path, tmp_path: Path, schema_graph,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--set shots=N`` names the cell like ``--shots N``; lead examples alone still get the training pool."""
+    from kgsql.errors import InputError
+    from kgsql.retrieve.encoder import HashEncoder
+
+    monkeypatch.setenv("KGSQL_CACHE_DIR", str(tmp_path / "cache"))
+    seen: list[str] = []
+
+    def reply(messages: list[dict[str, Any]], step: str | None, params: dict[str, Any]) -> str:
+        seen.append(messages[-1]["content"])
+        return "```sql\nSELECT 1\n```"
+
+    def run(out: Path, *sets: str) -> dict[str, Any]:
+        args = parse(["--dataset", "spatial", "--data-dir", str(spatial_dir), "--protocol", "cross-fold",
+                      "--split", "dataset1", "--method", "kgsql", "--out", str(out), "--no-progress", "--no-plots",
+                      "--graph-prefix", f"t{uuid.uuid4().hex[:6]}_", *LEAN, *sets])
+        return run_eval(args, lm=ScriptedLM(reply), graph=schema_graph, encoder=HashEncoder(), say=lambda s: None)
+
+    assert [c["shots"] for c in run(tmp_path / "one", "--set", "shots=1")["cells"]] == [1]
+    lead = run(tmp_path / "lead", "--set", "shots=0", "--set", "lead_shots=1")
+    assert [c["shots"] for c in lead["cells"]] == [0]
+    assert any("How many spots are there?" in p for p in seen if "Which roads exist?" in p)  # a parks example
+    with pytest.raises(InputError, match="give the number of examples once"):
+        run(tmp_path / "both", "--shots", "1", "--set", "shots=2")
+
+
 def test_question_table_marks_and_totals() -> None:
     from kgsql.eval.question_table import question_table
     from kgsql.eval.records import Record

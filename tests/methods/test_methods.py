@@ -183,6 +183,14 @@ def test_lead_examples_are_the_same_for_every_question_and_never_repeated(geo_gr
     assert "common kinds of questions" in lead_part and prompts[1].startswith(lead_part)
 
 
+def test_examples_as_sql_only_show_no_example_question(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]
+    lm = ScriptedLM({"sql": " name FROM rivers ORDER BY length_km DESC LIMIT 1"})
+    build("kgsql", geo_graph, lm, pool=pool, retriever=WholeSchema(), encoder=HashEncoder(),
+          example_questions=False).ask(QUESTION, db="geo")
+    prompt = lm.calls[0].messages[-1]["content"]
+    assert "/* Answer the following:" not in prompt and "SELECT count(*) FROM course" in prompt
+
+
 def test_kgsql_classic_without_a_pool_is_the_default_pipeline(geo_graph) -> None:  # type: ignore[no-untyped-def]
     a = ScriptedLM(script("kgsql-classic"))
     build("kgsql-classic", geo_graph, a, retriever=WholeSchema()).ask(QUESTION, db="geo")
