@@ -171,20 +171,22 @@ def effective_shots(method: Any, shots: int | None, has_pool: bool) -> int:
     return value if isinstance(value, int) else 0
 
 
+def _count_option(name: str, option: str) -> int:
+    """An example count of registered method ``name`` (0 when it has no such option)."""
+    value = getattr(registry().get_method(name).options, option, 0)
+    return value if isinstance(value, int) else 0
+
+
 def lead_shots(name: str) -> int:
     """Examples method ``name`` shows every question alike, before the per-question ``shots``."""
-    reg = registry()
-    value = getattr(reg.get_method(name).options, "lead_shots", 0) if reg is not None else 0
-    return value if isinstance(value, int) else 0
+    return _count_option(name, "lead_shots") if registry() is not None else 0
 
 
 def default_shots(name: str) -> int:
     """Examples method ``name`` uses by default (0 when the method or registry has no such notion)."""
-    reg = registry()
-    if reg is None:
+    if registry() is None:
         if name not in FALLBACK_METHODS:
             raise UnknownNameError(f"method '{name}' needs the method registry (kgsql.methods), which is not "
                                    f"available; without it only {', '.join(FALLBACK_METHODS)} runs")
         return 0
-    value = getattr(reg.get_method(name).options, "shots", 0)
-    return value if isinstance(value, int) else 0
+    return _count_option(name, "shots")
