@@ -20,13 +20,14 @@ the switches that tell them apart. Registered:
 * ``kgsql``     the default: one call over the graph's knowledge, composed from
   stages (``kgsql.stages``): 5 examples of the pool's most common SQL shapes,
   the same for every question and first (a prefix-caching server reads them
-  once per run), then the whole database's schema (read once per database)
+  once per run; on a spatial database the 5 nearest questions instead, after
+  the schema), then the whole database's schema (read once per database)
   with value comments on low-cardinality text columns, SpatiaLite notes,
   graph-derived hints (values the question names, join conditions), then the
   question; a correction loop that repairs misplaced columns through the FK
   graph and never reruns a query. Measured (issue 12, 1.5B, 200 Spider
-  questions, one run): +6.5 EX points over DAIL-SQL at 0.38x its LLM seconds
-  (docs/eval.md)
+  questions, one run): +6.5 EX points over DAIL-SQL at 0.38x its LLM seconds;
+  every spatial question (SSpa cross-fold): +11.0 points (docs/eval.md)
 * ``kgsql-<part>``: kgsql without that one part (``value-hints``,
   ``join-hints``, ``hints``, ``values``, ``examples``, ``correction``, ``repair``,
   ``cache-layout``, ``whole-schema``, ``sdbms``, ``geo``)

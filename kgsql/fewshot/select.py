@@ -55,9 +55,14 @@ def _same_question(a: str, b: str) -> bool:
 
 
 class ExampleSelector(ABC):
-    """Picks up to ``k`` examples from ``pool`` for a query, best first."""
+    """Picks up to ``k`` examples from ``pool`` for a query, best first.
+
+    ``per_question`` says whether the picks depend on the question; a prompt
+    shows examples that do not before anything else, so a prefix-caching
+    server reads them once for every question."""
 
     name: str = ""
+    per_question: bool = True
 
     def __init__(self, pool: ExamplePool) -> None:
         self.pool = pool
@@ -87,6 +92,7 @@ class ExampleSelector(ABC):
 
 class NoExamples(ExampleSelector):
     name = "none"
+    per_question = False
 
     def ranked(self, query: ExampleQuery) -> Sequence[int]:
         return []
@@ -154,6 +160,7 @@ class StaticSelector(ExampleSelector):
     (masked) question embeddings, biggest cluster first; deterministic for a seed."""
 
     name = "static"
+    per_question = False
 
     def __init__(self, pool: ExamplePool, *, encoder: Any = None, seed: int = 0,
                  embeddings: PoolEmbeddings | None = None, **_: Any) -> None:
@@ -191,6 +198,7 @@ class TypicalSelector(ExampleSelector):
     the pool's own frequencies say which shapes a question most likely needs."""
 
     name = "typical"
+    per_question = False
 
     def __init__(self, pool: ExamplePool, **_: Any) -> None:
         super().__init__(pool)

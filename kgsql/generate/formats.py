@@ -18,10 +18,12 @@
   notes, examples, graph hints, evidence, tips, the question), so a server
   with prompt-prefix caching reads a database's schema once for all its
   questions. Ends in ``SELECT`` like ``dail``.
-* ``shared-first``  ``schema-first`` with the examples moved to the front:
-  meant for examples that are the same for every question (``typical`` or
-  ``static`` selection), so the cached prefix is three-level: the examples
-  once for all databases, then one database's schema, then the question's parts.
+* ``shared-first``  ``schema-first`` with the examples moved to the front
+  when they are the same for every question (``typical`` or ``static``
+  selection), so the cached prefix is three-level: the examples once for all
+  databases, then one database's schema, then the question's parts. Examples
+  chosen per question (``PromptParts.shots_per_question``) stay after the
+  schema, where they cost nothing that could have been cached.
 
 Formats only arrange text; what goes in (schema style, rows, which
 examples, CoT or not) is decided by the method options.
@@ -76,6 +78,7 @@ class PromptParts:
     cot: bool = False     # the shots' answers are chains of thought
     hints: str = ""       # graph-derived hints (values the question names, join conditions)
     lead_shots: tuple[Shot, ...] = ()  # examples the same for every question: first, before anything else
+    shots_per_question: bool = False  # ``shots`` were chosen for this question (``shared-first`` keeps them last)
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,8 @@ def schema_first_format(parts: PromptParts) -> FormattedPrompt:
 
 
 def shared_first_format(parts: PromptParts) -> FormattedPrompt:
+    if parts.shots_per_question:
+        return schema_first_format(parts)
     return _continue_select(parts, _examples(parts), *_database_sections(parts), *_question_sections(parts))
 
 

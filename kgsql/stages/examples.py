@@ -10,6 +10,10 @@ Two of these stages may run: one picking ``lead`` examples that are the same
 for every question (``typical`` selection, shown first so a prefix-caching
 server reads them once), then one picking the question's similar examples,
 never repeating a lead example.
+
+A spatial database may use another selection (``spatial_selection``): its
+questions turn on functions (lengths, areas, containment) that the pool's
+most common SQL shapes seldom show, and its nearest questions do (issue 12).
 """
 from __future__ import annotations
 
@@ -31,30 +35,35 @@ class PickExamples:
     graph_examples: Callable[[str], list[dict[str, Any]]] | None = None  # db -> its taught pairs
     lead: bool = False
     questions: bool = True  # False: show each example's SQL only (about half the tokens)
+    spatial_selection: str = ""  # on a spatial database ("" = ``selection``)
     name: str = "examples"
-    _selector: Any = field(default=None, init=False, repr=False)
+    _selectors: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _per_db: dict[str, tuple[tuple[str, ...], Any]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         from kgsql.fewshot.select import available_selectors
         from kgsql.errors import UnknownNameError
 
-        if self.selection not in available_selectors():
-            raise UnknownNameError(f"unknown example selection '{self.selection}'; known: "
-                                   + ", ".join(available_selectors()))
+        for name in filter(None, (self.selection, self.spatial_selection)):
+            if name not in available_selectors():
+                raise UnknownNameError(f"unknown example selection '{name}'; known: "
+                                       + ", ".join(available_selectors()))
 
-    @property
-    def selector(self) -> Any:
-        if self._selector is None and self.pool is not None:
-            from kgsql.fewshot.select import get_selector
-
-            self._selector = get_selector(self.selection, self.pool, encoder=self.encoder)
-        return self._selector
+    def selection_for(self, schema: Any) -> str:
+        """The selection used on ``schema``'s database."""
+        return self.spatial_selection if self.spatial_selection and schema.is_spatial else self.selection
 
     def selector_for(self, db: str, schema: Any) -> Any:
         """The pool's selector, else one over ``db``'s taught examples (rebuilt when they change)."""
+        from kgsql.fewshot.select import get_selector
+
+        selection = self.selection_for(schema)
         if self.pool is not None or self.graph_examples is None:
-            return self.selector
+            if self.pool is None:
+                return None
+            if selection not in self._selectors:
+                self._selectors[selection] = get_selector(selection, self.pool, encoder=self.encoder)
+            return self._selectors[selection]
         rows = self.graph_examples(db)
         if not rows:
             return None
@@ -62,11 +71,10 @@ class PickExamples:
         cached = self._per_db.get(db)
         if cached is None or cached[0] != keys:
             from kgsql.fewshot.pool import ExamplePool
-            from kgsql.fewshot.select import get_selector
 
             records = [{"question": r["question"], "sql": r["sql"], "db_id": db, "id": r["key"]} for r in rows]
             pool = ExamplePool.from_records(records, name=f"{db}-taught", schemas=lambda _db: schema)
-            cached = (keys, get_selector(self.selection, pool, encoder=self.encoder))
+            cached = (keys, get_selector(selection, pool, encoder=self.encoder))
             self._per_db[db] = cached
         return cached[1]
 
@@ -85,3 +93,4 @@ class PickExamples:
             state.lead_examples = shown
         else:
             state.examples = shown
+            state.examples_per_question = selector.per_question

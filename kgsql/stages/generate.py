@@ -23,6 +23,7 @@ def prompt_parts(state: QuestionState) -> PromptParts:
         shots=tuple(Shot(q, sql) for q, sql in state.examples), knowledge=state.knowledge, geo=state.geo,
         lead_shots=tuple(Shot(q, sql) for q, sql in state.lead_examples),
         hints="\n".join(state.hints), evidence=state.user_evidence,
+        shots_per_question=state.examples_per_question,
     )
 
 

@@ -44,6 +44,7 @@ class OneCallOptions:
     user_evidence: str = "add"       # [evidence] add | replace | ignore
     shots: int = 5                   # [examples] 0 = zero-shot (also without a pool)
     example_selection: str = "typical"  # [examples] the same for every question: cached (issue 12, docs/eval.md)
+    spatial_example_selection: str = "masked-similarity"  # [examples] on spatial databases ("": as above)
     example_questions: bool = True   # [examples] False: each example's SQL only (about half the tokens)
     lead_shots: int = 0              # [examples] more examples the same for every question, first (read once)
     lead_selection: str = "typical"  # [examples] how the lead examples are chosen
@@ -86,7 +87,8 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
         PickExamples(pool, shots=o.lead_shots, selection=o.lead_selection, encoder=encoder,
                      graph_examples=graph_examples, lead=True, name="lead-examples"),
         PickExamples(pool, shots=o.shots, selection=o.example_selection, encoder=encoder,
-                     graph_examples=graph_examples, questions=o.example_questions),
+                     graph_examples=graph_examples, questions=o.example_questions,
+                     spatial_selection=o.spatial_example_selection),
         GraphHints(values=o.value_hints, joins=o.join_hints),
         GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,
                     max_rows=o.max_rows),

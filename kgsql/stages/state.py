@@ -43,7 +43,8 @@ class QuestionState:
     knowledge: str = ""                         # spatial function notes for this question
     geo: str = ""                               # geographic descriptions of the tables
     hints: list[str] = field(default_factory=list)
-    examples: list[tuple[str, str]] = field(default_factory=list)  # (question, SQL), chosen for this question
+    examples: list[tuple[str, str]] = field(default_factory=list)  # (question, SQL)
+    examples_per_question: bool = False         # the examples depend on the question (not cacheable)
     lead_examples: list[tuple[str, str]] = field(default_factory=list)  # the same for every question: shown first
 
     @property

@@ -134,3 +134,12 @@ def test_pool_embeddings_are_cached_on_disk(pool: ExamplePool, cache_dir: Path) 
     other = ExamplePool([*pool.examples[:-1]], name="handmade", schemas=schemas)
     PoolEmbeddings(other, enc, masked=True).vectors
     assert enc.pooled_calls == 2 * len(pool) - 1
+
+
+def test_selectors_say_whether_their_picks_depend_on_the_question(pool: ExamplePool) -> None:
+    """A prompt may show question-independent examples first (cached); the flag must match the picks."""
+    other = ExampleQuery("What is the average price of the products?", SCHEMAS["shop"])
+    for name in available_selectors():
+        selector = get_selector(name, pool, encoder=ENC)
+        same = ids(selector.select(SINGERS, 3)) == ids(selector.select(other, 3))
+        assert selector.per_question is not same, name

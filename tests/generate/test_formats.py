@@ -103,6 +103,17 @@ def test_shared_first_caches_examples_across_databases() -> None:
     assert SCHEMA in same_db and "h1" not in same_db and a.index(SCHEMA) < a.index("h1")
 
 
+def test_shared_first_keeps_examples_chosen_per_question_after_the_schema() -> None:
+    """Examples that change with the question would end the cached prefix before the schema:
+    ``shared-first`` then lays the prompt out as ``schema-first``."""
+    per_question = PromptParts(QUESTION, SCHEMA, SHOTS, hints="h1", shots_per_question=True)
+    text = format_prompt("shared-first", per_question).messages[-1]["content"]
+    assert text == format_prompt("schema-first", per_question).messages[-1]["content"]
+    assert text.index(SCHEMA) < text.index("/* Some SQL examples") < text.index("h1")
+    shared = format_prompt("shared-first", PromptParts(QUESTION, SCHEMA, SHOTS)).messages[-1]["content"]
+    assert shared.index("/* Some SQL examples") < shared.index(SCHEMA)
+
+
 def test_lead_examples_open_every_layout_and_are_shared_across_databases() -> None:
     """Lead examples come before the schema, the question's own examples after it: one run
     shares the lead examples, one database's questions share its schema too."""

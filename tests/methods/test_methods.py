@@ -191,6 +191,35 @@ def test_examples_as_sql_only_show_no_example_question(geo_graph, pool) -> None:
     assert "/* Answer the following:" not in prompt and "SELECT count(*) FROM course" in prompt
 
 
+def test_kgsql_examples_on_a_spatial_database_are_the_nearest_after_the_schema(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]
+    """``geo`` is spatial: its examples are the question's nearest, after the schema (the cached
+    prefix); ``spatial_example_selection=""`` gives it the typical examples, first, as anywhere."""
+    prompts = {}
+    for choice in ("masked-similarity", ""):
+        lm = ScriptedLM({"sql": " name FROM rivers ORDER BY length_km DESC LIMIT 1"})
+        build("kgsql", geo_graph, lm, pool=pool, retriever=WholeSchema(), encoder=HashEncoder(),
+              spatial_example_selection=choice).ask(QUESTION, db="geo")
+        prompts[choice] = lm.calls[0].messages[-1]["content"]
+    nearest, typical = prompts["masked-similarity"], prompts[""]
+    assert nearest.index("/* Given the following database schema") < nearest.index("/* Some SQL examples")
+    assert typical.startswith("/* Some SQL examples")
+    first = lambda text: text.split("/* Answer the following: ")[1].split(" */")[0]  # noqa: E731
+    assert first(typical) == "Which student is the oldest?" and first(nearest) != first(typical)
+
+
+def test_kgsql_on_a_spatial_database_is_the_measured_nearest_examples_configuration(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]
+    """docs/eval.md measured the spatial default as ``example_selection=masked-similarity
+    layout=schema-first`` on every database: on a spatial one the default's prompts are those."""
+    prompts = []
+    for overrides in ({}, {"example_selection": "masked-similarity", "layout": "schema-first",
+                           "spatial_example_selection": ""}):
+        lm = ScriptedLM(script("kgsql"))
+        build("kgsql", geo_graph, lm, pool=pool, retriever=WholeSchema(), encoder=HashEncoder(),
+              **overrides).ask(QUESTION, db="geo")
+        prompts.append([c.messages for c in lm.calls])
+    assert prompts[0] == prompts[1] and len(prompts[0]) == 2
+
+
 def test_kgsql_classic_without_a_pool_is_the_default_pipeline(geo_graph) -> None:  # type: ignore[no-untyped-def]
     a = ScriptedLM(script("kgsql-classic"))
     build("kgsql-classic", geo_graph, a, retriever=WholeSchema()).ask(QUESTION, db="geo")

@@ -1,0 +1,60 @@
+"""The examples stage picks by database kind: the pool's typical examples on a plain database,
+the question's nearest on a spatial one (issue 12: spatial questions turn on functions the
+pool's common shapes seldom show)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgsql.errors import UnknownNameError
+from kgsql.fewshot.pool import ExamplePool, PoolExample
+from kgsql.retrieve.encoder import HashEncoder
+from kgsql.schema.model import Column, DatabaseSchema, Table
+from kgsql.stages.examples import PickExamples
+from kgsql.stages.state import QuestionState
+
+ROADS = DatabaseSchema("city", [Table("roads", [Column("name", "TEXT"), Column("shape", "LINESTRING")])])
+POOL = [  # two count(*) questions: the most common shape, so "typical" leads with one of them
+    PoolExample("How many lakes are there?", "SELECT count(*) FROM lakes", "maps", "count1"),
+    PoolExample("How many parks are there?", "SELECT count(*) FROM parks", "maps", "count2"),
+    PoolExample("What is the total length of the rivers?", "SELECT sum(GLength(shape, 1)) FROM rivers", "maps",
+                "length"),
+]
+
+
+@pytest.fixture
+def pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ExamplePool:
+    monkeypatch.setenv("KGSQL_CACHE_DIR", str(tmp_path / "cache"))
+    maps = DatabaseSchema("maps", [Table(t, [Column("name", "TEXT"), Column("shape", "GEOMETRY")])
+                                   for t in ("lakes", "parks", "rivers")])
+    return ExamplePool(list(POOL), name="by-kind", schemas=lambda db: maps)
+
+
+def picked(stage: PickExamples, *, spatial: bool) -> QuestionState:
+    from kgsql.generate.answer import Answer
+
+    schema = DatabaseSchema(ROADS.name, ROADS.tables, is_spatial=spatial)
+    state = QuestionState("What is the total length of the roads?", "city", schema, Answer("q", "city"))
+    stage.run(state)
+    return state
+
+
+def test_plain_databases_get_the_typical_examples_spatial_ones_the_nearest(pool: ExamplePool) -> None:
+    stage = PickExamples(pool, shots=1, selection="typical", spatial_selection="masked-similarity",
+                         encoder=HashEncoder())
+    plain, spatial = picked(stage, spatial=False), picked(stage, spatial=True)
+    assert plain.answer.examples == ["count1"] and not plain.examples_per_question
+    assert spatial.answer.examples == ["length"] and spatial.examples_per_question
+    assert spatial.examples == [("What is the total length of the rivers?",
+                                 "SELECT sum(GLength(shape, 1)) FROM rivers")]
+
+
+def test_no_spatial_selection_means_the_same_examples_everywhere(pool: ExamplePool) -> None:
+    stage = PickExamples(pool, shots=1, selection="typical", encoder=HashEncoder())
+    assert picked(stage, spatial=True).answer.examples == picked(stage, spatial=False).answer.examples == ["count1"]
+
+
+def test_an_unknown_spatial_selection_is_refused_when_the_stage_is_built(pool: ExamplePool) -> None:
+    with pytest.raises(UnknownNameError, match="unknown example selection 'nearest'"):
+        PickExamples(pool, spatial_selection="nearest")
