@@ -274,7 +274,8 @@ class Text2SQL:
         generator = FormattedSQLGenerator(self.lm, opts.question_format, max_tokens=opts.max_tokens)
         draft = self._draft_sql(question, parts, trace) if opts.preliminary_sql and opts.shots > 0 else None
         picks = self._pick_examples(question, full, values, answer, draft)
-        parts = replace(parts, shots=self._shots(picks))
+        parts = replace(parts, shots=self._shots(picks),
+                        shots_per_question=bool(picks) and self.selector.per_question)
         self._generate_and_correct(question, full, generator, parts, answer, trace)
 
     def _draft_sql(self, question: str, parts: PromptParts, trace: Trace) -> str | None:

@@ -38,16 +38,18 @@ class PickExamples:
     spatial_selection: str = ""  # on a spatial database ("" = ``selection``)
     name: str = "examples"
     _selectors: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
-    _per_db: dict[str, tuple[tuple[str, ...], Any]] = field(default_factory=dict, init=False, repr=False)
+    _per_db: dict[str, tuple[tuple[Any, ...], Any]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         from kgsql.fewshot.select import available_selectors
         from kgsql.errors import UnknownNameError
 
-        for name in filter(None, (self.selection, self.spatial_selection)):
+        chosen = [("example selection", self.selection)]
+        if self.spatial_selection:  # "": the same selection on every database
+            chosen.append(("spatial example selection", self.spatial_selection))
+        for what, name in chosen:
             if name not in available_selectors():
-                raise UnknownNameError(f"unknown example selection '{name}'; known: "
-                                       + ", ".join(available_selectors()))
+                raise UnknownNameError(f"unknown {what} '{name}'; known: " + ", ".join(available_selectors()))
 
     def selection_for(self, schema: Any) -> str:
         """The selection used on ``schema``'s database."""
@@ -67,7 +69,7 @@ class PickExamples:
         rows = self.graph_examples(db)
         if not rows:
             return None
-        keys = tuple(sorted(r["key"] for r in rows))
+        keys = (selection, *sorted(r["key"] for r in rows))
         cached = self._per_db.get(db)
         if cached is None or cached[0] != keys:
             from kgsql.fewshot.pool import ExamplePool

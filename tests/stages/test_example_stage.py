@@ -55,6 +55,28 @@ def test_no_spatial_selection_means_the_same_examples_everywhere(pool: ExamplePo
     assert picked(stage, spatial=True).answer.examples == picked(stage, spatial=False).answer.examples == ["count1"]
 
 
-def test_an_unknown_spatial_selection_is_refused_when_the_stage_is_built(pool: ExamplePool) -> None:
-    with pytest.raises(UnknownNameError, match="unknown example selection 'nearest'"):
-        PickExamples(pool, spatial_selection="nearest")
+def test_lead_examples_keep_their_selection_on_a_spatial_database(pool: ExamplePool) -> None:
+    """Lead examples are the same for every question of every database: no spatial choice."""
+    stage = PickExamples(pool, shots=1, selection="typical", encoder=HashEncoder(), lead=True)
+    state = picked(stage, spatial=True)
+    assert state.lead_examples == [("How many lakes are there?", "SELECT count(*) FROM lakes")]
+    assert state.examples == [] and not state.examples_per_question
+
+
+@pytest.mark.parametrize("options, refused", [
+    ({"spatial_selection": "nearest"}, "unknown spatial example selection 'nearest'"),
+    ({"selection": ""}, "unknown example selection ''"),
+])
+def test_unknown_selections_are_refused_when_the_stage_is_built(pool: ExamplePool, options: dict[str, str],
+                                                                refused: str) -> None:
+    with pytest.raises(UnknownNameError, match=refused):
+        PickExamples(pool, **options)
+
+
+def test_taught_examples_follow_the_database_kind(pool: ExamplePool) -> None:
+    """Without a pool the database's taught pairs are the pool; its selector follows the kind too."""
+    taught = [{"question": e.question, "sql": e.sql, "key": e.id} for e in POOL]
+    stage = PickExamples(None, shots=1, selection="typical", spatial_selection="masked-similarity",
+                         encoder=HashEncoder(), graph_examples=lambda db: taught)
+    assert picked(stage, spatial=False).answer.examples == ["count1"]
+    assert picked(stage, spatial=True).answer.examples == ["length"]
