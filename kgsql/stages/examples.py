@@ -60,12 +60,12 @@ class PickExamples:
         from kgsql.fewshot.select import get_selector
 
         selection = self.selection_for(schema)
-        if self.pool is not None or self.graph_examples is None:
-            if self.pool is None:
-                return None
+        if self.pool is not None:
             if selection not in self._selectors:
                 self._selectors[selection] = get_selector(selection, self.pool, encoder=self.encoder)
             return self._selectors[selection]
+        if self.graph_examples is None:
+            return None
         rows = self.graph_examples(db)
         if not rows:
             return None
