@@ -20,10 +20,10 @@ module holds the ones :func:`kgsql.db.guard.execute_query` combines.
   per connection); the fetched rows (:func:`row_bytes`) may take
   ``max_bytes`` (default an eighth of it) before fetching stops and the
   result is marked truncated; and the watchdog interrupts the query when the
-  process's resident memory has grown by a quarter of it (memory
-  SpatiaLite/GEOS take with malloc, outside SQLite's heap; it measures the
-  whole process, so concurrent work counts too), leaving the rest for what C
-  code allocates before it stops.
+  process's memory has grown by a quarter of it (memory SpatiaLite/GEOS take
+  with malloc, outside SQLite's heap; :class:`MemoryGrowth` measures the whole
+  process, so concurrent work counts too), leaving the rest for what C code
+  allocates before it stops.
 
 Exhaustion (SQLite's "out of memory", "string or blob too big", Python's
 MemoryError, the watchdog) is raised as
@@ -44,6 +44,8 @@ b-trees stay in memory and fail against the heap limit instead of spilling.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import sys
 import threading
@@ -71,10 +73,12 @@ __all__ = [
     "WATCHDOG_POLL_S",
     "WATCH_SHARE",
     "Budget",
+    "MemoryGrowth",
     "Watchdog",
     "harden_for_query",
     "heap_acquire",
     "heap_release",
+    "malloc_in_use",
     "row_bytes",
     "rss_bytes",
 ]
@@ -171,17 +175,77 @@ def rss_bytes() -> int | None:
         return None
 
 
+class _MallInfo2(ctypes.Structure):
+    """glibc's ``struct mallinfo2`` (glibc 2.33+)."""
+
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def _load_mallinfo2() -> Callable[[], _MallInfo2] | None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        fn = libc.mallinfo2
+    except (OSError, AttributeError):  # not glibc, or a glibc older than 2.33
+        return None
+    fn.restype = _MallInfo2
+    fn.argtypes = []
+    return fn
+
+
+_mallinfo2 = _load_mallinfo2()
+
+
+def malloc_in_use() -> int | None:
+    """Bytes C code holds from malloc now (glibc: chunks in use plus mmapped blocks), or None off glibc.
+
+    Resident memory misses a query that reuses memory freed earlier: the
+    allocator keeps freed pages resident, so the query can gather a lot before
+    the RSS grows. malloc's own count grows with every byte it hands out.
+    """
+    if _mallinfo2 is None:
+        return None
+    info = _mallinfo2()
+    return int(info.uordblks + info.hblkhd)
+
+
+class MemoryGrowth:
+    """How much more memory the process holds than when this was made (bytes).
+
+    The larger of two growths: resident memory (every allocator, Python's
+    included) and malloc's bytes in use (exact for C code, blind to memory
+    freed and reused). ``available`` is False where neither can be read.
+    """
+
+    def __init__(self) -> None:
+        self._rss0 = rss_bytes()
+        self._malloc0 = malloc_in_use()
+
+    @property
+    def available(self) -> bool:
+        return self._rss0 is not None or self._malloc0 is not None
+
+    def __call__(self) -> int:
+        grown = 0
+        if self._rss0 is not None and (rss := rss_bytes()) is not None:
+            grown = rss - self._rss0
+        if self._malloc0 is not None and (used := malloc_in_use()) is not None:
+            grown = max(grown, used - self._malloc0)
+        return grown
+
+
 class Watchdog:
-    """A thread that interrupts the query at its deadline or when memory passes the budget.
+    """A thread that interrupts the query at its deadline or when memory grows past ``limit`` bytes.
 
     ``conn.interrupt()`` is safe from another thread; it stops the VM at its
     next instruction. It fires once, and never after :meth:`stop`.
     """
 
-    def __init__(self, conn: Connection, deadline: float, rss_limit: int | None) -> None:
+    def __init__(self, conn: Connection, deadline: float, growth: MemoryGrowth | None, limit: int) -> None:
         self.conn = conn
         self.deadline = deadline
-        self.rss_limit = rss_limit
+        self.growth = growth if growth is not None and growth.available else None
+        self.limit = limit
         self.fired: Literal["timeout", "memory"] | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -193,16 +257,14 @@ class Watchdog:
     def _run(self) -> None:
         while True:
             left = self.deadline - time.monotonic()
-            wait = min(WATCHDOG_POLL_S, left) if self.rss_limit is not None else left
+            wait = min(WATCHDOG_POLL_S, left) if self.growth is not None else left
             if self._stop.wait(max(0.0, wait)):
                 return
             reason: Literal["timeout", "memory"] | None = None
             if time.monotonic() >= self.deadline:
                 reason = "timeout"
-            elif self.rss_limit is not None:
-                rss = rss_bytes()
-                if rss is not None and rss > self.rss_limit:
-                    reason = "memory"
+            elif self.growth is not None and self.growth() > self.limit:
+                reason = "memory"
             if reason is None:
                 continue
             with self._lock:

@@ -63,12 +63,12 @@ from typing import Any, Final, Literal
 from kgsql.db.authorizer import READ_ONLY_PRAGMAS, make_authorizer
 from kgsql.db.budget import (
     Budget,
+    MemoryGrowth,
     Watchdog,
     harden_for_query,
     heap_acquire,
     heap_release,
     row_bytes,
-    rss_bytes,
 )
 from kgsql.db.connect import Connection, decode_lenient, open_database, sqlite3
 from kgsql.db.functions import is_allowed_function, is_denied_function
@@ -270,9 +270,8 @@ def _run_guarded(
 
     try:
         heap_limited = heap_acquire(token, budget.heap)
-        rss = rss_bytes()
         deadline = time.monotonic() + timeout_s
-        watchdog = Watchdog(conn, deadline, None if rss is None else rss + budget.watch)
+        watchdog = Watchdog(conn, deadline, MemoryGrowth(), budget.watch)
         conn.set_authorizer(make_authorizer(denied))
         conn.set_progress_handler(on_progress, PROGRESS_STEPS)
         started = time.perf_counter()

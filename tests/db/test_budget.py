@@ -5,6 +5,7 @@ one second), so the tests stay cheap even on a busy machine.
 """
 from __future__ import annotations
 
+import ctypes
 import time
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from guard_helpers import PeakRSS
-from kgsql.db import guard
+from kgsql.db import budget, guard
 from kgsql.db.budget import row_bytes
 from kgsql.db.connect import SQLITE_LIMIT_LENGTH, defensive_mode, open_database, set_limit, sqlite_heap_limits
 from kgsql.db.guard import ERROR_KINDS, SQLQueryError, classify_sqlite_error, execute_query, validate_query
@@ -20,6 +21,11 @@ from kgsql.errors import UnsafeSQLError
 
 R = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < {n}) "
 MB = 2**20
+#: SpatiaLite's Collect() gathers a copy of a 1,000-segment buffer per row, with malloc.
+BOMB = (
+    R.format(n=1_000_000) + ", g AS MATERIALIZED (SELECT Buffer(MakePoint(0, 0), 1, 1000) AS g) "
+    "SELECT NumGeometries(Collect(g.g)) FROM r, g"
+)
 
 
 @pytest.fixture(scope="module")
@@ -86,14 +92,40 @@ def test_python_memory_error_becomes_a_resource_error(plain_db: Path, monkeypatc
 
 def test_watchdog_stops_memory_outside_sqlite(spatial_conn: Any) -> None:
     """SpatiaLite's Collect() gathers copies with malloc, where SQLite's heap limit does not reach."""
-    sql = (
-        R.format(n=1_000_000) + ", g AS MATERIALIZED (SELECT Buffer(MakePoint(0, 0), 1, 1000) AS g) "
-        "SELECT NumGeometries(Collect(g.g)) FROM r, g"
-    )
     with PeakRSS() as rss:
-        err = _resource_error(spatial_conn, sql, memory_mb=64, timeout_s=5)
+        err = _resource_error(spatial_conn, BOMB, memory_mb=64, timeout_s=5)
     assert "process memory" in err.sqlite_message
     assert rss.growth < 64 * MB
+
+
+def test_watchdog_sees_memory_reused_without_rss_growth(spatial_conn: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Freed pages stay resident, so a query that reuses them grows malloc's count, not the RSS.
+
+    With the resident size frozen, only malloc's count can trip the watchdog;
+    before it read malloc, such a query gathered until its timeout.
+    """
+    if budget.malloc_in_use() is None:
+        pytest.skip("malloc's count is not readable here (not glibc 2.33+)")
+    frozen = budget.rss_bytes()
+    monkeypatch.setattr(budget, "rss_bytes", lambda: frozen)
+    started = time.monotonic()
+    err = _resource_error(spatial_conn, BOMB, memory_mb=64, timeout_s=5)
+    assert "process memory" in err.sqlite_message
+    assert time.monotonic() - started < 2.5
+
+
+def test_watchdog_falls_back_to_rss_without_malloc_count(spatial_conn: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(budget, "malloc_in_use", lambda: None)
+    err = _resource_error(spatial_conn, BOMB, memory_mb=64, timeout_s=5)
+    assert "process memory" in err.sqlite_message
+
+
+def test_memory_growth_counts_c_allocations() -> None:
+    growth = budget.MemoryGrowth()
+    assert growth.available
+    held = ctypes.create_string_buffer(24 * MB)  # zero-filled: every page is touched
+    assert growth() >= 24 * MB
+    del held
 
 
 def test_bad_budgets_rejected(plain_db: Path) -> None:
