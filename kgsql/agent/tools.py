@@ -24,7 +24,6 @@ from kgsql.errors import InputError, KgsqlError, UnknownNameError
 from kgsql.retrieve.joins import join_path
 from kgsql.retrieve.lazy import lazy_retriever
 from kgsql.schema.model import Column, DatabaseSchema, Table
-from kgsql.sql.dialects import dialect_of
 
 MAX_OBSERVATION_CHARS = 1500
 MAX_CELL_CHARS = 60
@@ -327,7 +326,7 @@ class DatabaseTools:
         from kgsql.correct import render_tips, tips_from_error
 
         try:
-            text = render_tips(tips_from_error(error, sql, self.schema, dialect=dialect_of(self.schema)))
+            text = render_tips(tips_from_error(error, sql, self.schema))
         except Exception:  # noqa: BLE001 - a tip is a bonus; the error itself is already said
             return []
         return [f"Tip: {line}" for line in text.splitlines()[:3] if line.strip()]

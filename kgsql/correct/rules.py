@@ -17,7 +17,7 @@ from kgsql.correct.tip import Tip
 from kgsql.db.guard import QueryResult, SQLQueryError
 from kgsql.errors import UnsafeSQLError
 from kgsql.schema.model import DatabaseSchema
-from kgsql.sql.dialects import label, sqlglot_name
+from kgsql.sql.dialects import dialect_of, label, sqlglot_name
 
 __all__ = ["EMPTY_RULES", "ERROR_RULES", "RULES", "Checked", "check_candidate", "error_tips", "is_vacuous",
            "tips_from_error"]
@@ -50,15 +50,16 @@ def in_dialect(ctx: CheckContext, tips: list[Tip]) -> list[Tip]:
 
 
 def tips_from_error(error: BaseException, sql: str, schema: DatabaseSchema, *,
-                    dialect: str = "spatialite") -> list[Tip]:
+                    dialect: str | None = None) -> list[Tip]:
     """Tips for the next round from a failed execution of ``sql``.
 
     ``error`` is what :func:`kgsql.db.guard.execute_query` raised
     (``SQLQueryError``/``QueryTimeoutError``/``UnsafeSQLError``); other
-    exceptions give one generic tip. ``dialect`` ("spatialite" or "sqlite")
-    decides whether spatial function names are suggested.
+    exceptions give one generic tip. ``dialect`` (default: the schema's own,
+    :func:`kgsql.sql.dialects.dialect_of`) decides whether and which spatial
+    function names are suggested.
     """
-    return error_tips(CheckContext(schema, dialect=dialect), error, sql)
+    return error_tips(CheckContext(schema, dialect=dialect or dialect_of(schema)), error, sql)
 
 
 @dataclass

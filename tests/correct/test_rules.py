@@ -71,3 +71,14 @@ def test_check_candidate_without_tips(school_ctx: CheckContext) -> None:
         assert check_candidate(school_ctx, sql, tips=False).tips == []
     ok = check_candidate(school_ctx, "SELECT count(*) FROM students")
     assert ok.result is not None and ok.result.rows == [(3,)] and ok.tips == [] and ok.error is None
+
+
+def test_tips_follow_the_schemas_dialect_by_default(dbs: dict[str, tuple[Path, DatabaseSchema]]) -> None:
+    """Without ``dialect`` a plain SQLite schema is not told of SpatiaLite's functions."""
+    path, schema = dbs["school"]
+    sql = "SELECT Area(name) FROM students"
+    error = run_error(path, sql)
+    tips = tips_from_error(error, sql, schema)
+    assert tips == tips_from_error(error, sql, schema, dialect="sqlite")
+    assert "this database has no spatial functions" in tips[0].text
+    assert tips != tips_from_error(error, sql, schema, dialect="spatialite")
