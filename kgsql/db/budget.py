@@ -241,10 +241,10 @@ class Watchdog:
     next instruction. It fires once, and never after :meth:`stop`.
     """
 
-    def __init__(self, conn: Connection, deadline: float, growth: MemoryGrowth | None, limit: int) -> None:
+    def __init__(self, conn: Connection, deadline: float, growth: MemoryGrowth, limit: int) -> None:
         self.conn = conn
         self.deadline = deadline
-        self.growth = growth if growth is not None and growth.available else None
+        self.growth = growth if growth.available else None  # None: only the deadline is watched
         self.limit = limit
         self.fired: Literal["timeout", "memory"] | None = None
         self._stop = threading.Event()
