@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kgsql.cli_types import OneLineParser, positive_float, positive_int
+from kgsql.db.privilege import add_privileged_flag, apply_privileged_flag
 from kgsql.errors import InputError, KgsqlError
 from kgsql.secrets import redact
 
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", action="store_true", help="also print every prompt and response")
     for flag, (_fields, help_text) in OFF_FLAGS.items():
         p.add_argument(flag, action="store_true", help=help_text)
+    add_privileged_flag(p)
     return p
 
 
@@ -118,6 +120,7 @@ def format_table(columns: list[str], rows: list[tuple[Any, ...]], limit: int = 2
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    apply_privileged_flag(args)
     try:
         data = _via_service(args)
         if data is None:

@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 
 __all__ = [
     "OneLineParser",
+    "bounded_int",
     "non_negative_int",
     "port_number",
     "positive_float",
@@ -35,7 +36,9 @@ class OneLineParser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
-        text = " ".join(message.split())
+        from kgsql.secrets import redact  # argparse repeats a bad argument as typed: a URL's password too
+
+        text = redact(" ".join(message.split()))
         self.exit(2, f"{self.prog}: error: {text} (see --help)\n")
 
 
@@ -70,6 +73,13 @@ positive_float = _checked(float, "a positive number", lambda v: v > 0)
 probability = _checked(float, "a number from 0 to 1", lambda v: 0 <= v <= 1)
 #: A TCP port, 0 meaning "pick a free one".
 port_number = _checked(int, "a port number from 0 to 65535", lambda v: 0 <= v <= 65535)
+
+
+def bounded_int(low: int, high: int) -> Callable[[str], int]:
+    """An integer from ``low`` to ``high``: for counts that end up in SQL or C code, where a
+    value past 64 bits would fail later with a misleading error instead of here."""
+    convert: Callable[[str], int] = _checked(int, f"an integer from {low} to {high}", lambda v: low <= v <= high)
+    return convert
 
 
 def sqlite_path(text: str) -> Path:

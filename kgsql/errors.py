@@ -64,3 +64,7 @@ class LLMError(KgsqlError):
 
 class InputError(KgsqlError):
     """A user input (question, option) is empty, too long or otherwise invalid."""
+
+
+class BusyError(KgsqlError):
+    """Every SQL worker is taken by other queries: try again shortly (the service answers 503)."""

@@ -13,6 +13,9 @@ state folders are created 0700 and files 0600 (:func:`private_dir`,
 directory, an existing state folder that group or others can access is
 checked when kgsql starts using it: kgsql tightens it to 0700 and says so once
 on stderr, or, when it cannot (someone else's folder), refuses with one line.
+A secret kept in a file an older kgsql wrote world-readable (the graph's
+password) gets the same treatment when kgsql next reads it
+(:func:`private_file`).
 """
 from __future__ import annotations
 
@@ -100,6 +103,32 @@ def _ensure_private(folder: Path) -> None:
         _announced.add(str(folder))
         print(f"kgsql: state folder {folder} was open to other users (mode {current:04o}); "
               f"made it private (0700)", file=sys.stderr)
+
+
+def private_file(path: str | Path) -> Path:
+    """``path``, an existing file, made 0600 if group or others could access it (one line on stderr
+    says so, once per file per process); PrivateStateError when that fails. A missing file is left
+    missing: writers create theirs 0600 (:func:`open_private`, :func:`write_private`)."""
+    path = Path(path)
+    try:
+        current = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise PrivateStateError(f"cannot use state file {path}: {exc.strerror}") from exc
+    if not current & _OTHERS:
+        return path
+    try:
+        os.chmod(path, PRIVATE_FILE_MODE)
+    except OSError as exc:
+        raise PrivateStateError(
+            f"state file {path} is open to other users (mode {current:04o}) and kgsql cannot make it "
+            f"private ({exc.strerror}); run 'chmod 600 {path}' as its owner") from exc
+    if str(path) not in _announced:
+        _announced.add(str(path))
+        print(f"kgsql: state file {path} was open to other users (mode {current:04o}); made it private (0600)",
+              file=sys.stderr)
+    return path
 
 
 def open_private(path: str | Path, mode: str = "w", **kwargs: Any) -> IO[Any]:

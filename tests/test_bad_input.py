@@ -67,6 +67,13 @@ def test_ingest_an_unsupported_database_url_says_what_is_supported_and_hides_the
     assert "hunter2" not in proc.stderr + proc.stdout
 
 
+def test_a_left_over_url_argument_is_repeated_without_its_password(cli_env):
+    proc = run("kgsql.ingest", ["a.sqlite", "postgresql://ann:hunter2@db.example/sales", "--bogus"], cli_env)
+    line = one_line(proc)
+    assert "unrecognized arguments" in line and "postgresql://ann:***@db.example/sales" in line
+    assert "hunter2" not in proc.stderr + proc.stdout
+
+
 def test_ask_unknown_database(cli_env):
     line = one_line(run("kgsql.ask", ["--db", "no_such_db_here", "How many?"], cli_env))
     assert "database 'no_such_db_here' is not in the graph" in line
@@ -124,7 +131,12 @@ BAD_OPTIONS = [
     *cases("kgsql.ask", ASK, "--timeout", "0", "-3", "nan"),
     *cases("kgsql.ask", ASK, "--max-rows", "-1", "0"),
     *cases("kgsql.ask", ASK, "--max-rounds", "0", "two"),
-    *cases("kgsql.ingest", ["{db}"], "--sample-rows", "-5", "0", "1e3"),
+    *cases("kgsql.ingest", ["{db}"], "--sample-rows", "-5", "0", "1e3", "99999999999999999999999"),
+    # issue 35: a name nothing could address, a graph URI that is not Bolt, a picture in a folder that is not there
+    *cases("kgsql.ingest", ["{db}"], "--name", "   ", ""),
+    *cases("kgsql.ingest", ["{db}"], "--graph", "http://127.0.0.1:7474", "bolt://"),
+    ("kgsql.graph", ["export", "--db", "geo", "--out", "{tmp}/missing/dir/x.html"], "--out"),
+    ("kgsql.graph", ["export", "--db", "geo", "--out", "{tmp}/x.html", "--graph", "https://127.0.0.1:1"], "--graph"),
     *cases("kgsql.llm", SERVE, "--port", "70000", "-1"),
     *cases("kgsql.llm", SERVE, "--ctx", "0"),
     *cases("kgsql.llm", SERVE, "--parallel", "0"),
@@ -141,6 +153,9 @@ BAD_OPTIONS = [
     *cases("kgsql.eval", LINKING, "--threads", "0"),
     *cases("kgsql.eval", LINKING, "--table-threshold", "1.5"),
     *cases("kgsql.eval", LINKING, "--column-threshold", "-0.1"),
+    *cases("kgsql.mcp", ["--http"], "--port", "abc", "70000"),
+    *cases("kgsql.serve", [], "--max-sql", "0", "many"),
+    *cases("kgsql.serve", [], "--sql-timeout", "0", "nan"),
     ("kgsql.graph", ["export", "--db", "geo"], "export needs --db and --out"),
     ("kgsql.ingest.verify", ["{db}", "--no-such-option"], "--no-such-option"),
 ]

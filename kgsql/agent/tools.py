@@ -11,14 +11,16 @@ MCP server all call tools through :meth:`DatabaseTools.call` with the
 arguments bound by :meth:`ToolSpec.bind`, so they cannot drift apart.
 What backs each tool: the late-interaction retriever (SearchColumn), the
 value index (SearchValue), the foreign-key and mined/discovered join edges of
-the graph (FindShortestPath), the read-only guard (ExecuteSQL).
+the graph (FindShortestPath), the read-only guard in a killable worker process
+(ExecuteSQL, :func:`kgsql.db.isolate.execute_isolated`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from kgsql.db.guard import QueryResult, execute_query
+from kgsql.db.guard import QueryResult
+from kgsql.db.isolate import execute_isolated
 from kgsql.db.target import available
 from kgsql.errors import InputError, KgsqlError, UnknownNameError
 from kgsql.retrieve.joins import join_path
@@ -270,7 +272,7 @@ class DatabaseTools:
         sql = (f'SELECT DISTINCT "{column.name}" FROM "{table.name}" '
                f"WHERE CAST(\"{column.name}\" AS TEXT) LIKE '{pattern}' LIMIT {self.top_k}")
         try:
-            result = execute_query(path, sql, timeout_s=self.timeout_s, max_rows=self.top_k)
+            result = execute_isolated(path, sql, timeout_s=self.timeout_s, max_rows=self.top_k)
         except KgsqlError:
             return []
         return [(table.name, column.name, str(row[0]), "contains") for row in result.rows if row[0] is not None]
@@ -312,7 +314,7 @@ class DatabaseTools:
         if path is None:
             return self._no_file("run SQL", sql)
         try:
-            result = execute_query(path, sql, timeout_s=self.timeout_s, max_rows=1000)
+            result = execute_isolated(path, sql, timeout_s=self.timeout_s, max_rows=1000)
         except KgsqlError as exc:
             return Observation("\n".join([f"Error: {exc}", *self._tips(exc, sql)]), sql=sql, error=str(exc))
         return Observation(rows_text(result, self.max_rows), sql=sql, result=result)

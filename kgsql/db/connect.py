@@ -238,6 +238,11 @@ def check_sqlite_file(path: str | os.PathLike[str]) -> Path:
     if p.stat().st_size == 0:
         raise DatabaseFileError(f"database file is empty: {p}")
     if header != SQLITE_MAGIC:
+        from kgsql.db.target import DUCKDB_MAGIC
+
+        if header[8:12] == DUCKDB_MAGIC:
+            raise DatabaseFileError(f"{p} is a DuckDB database, not SQLite (its header says so); "
+                                    f"ingest it as duckdb://{p.resolve()} or rename it to {p.stem}.duckdb")
         raise DatabaseFileError(f"not a SQLite database (bad header): {p}")
     return p
 

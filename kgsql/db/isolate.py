@@ -1,25 +1,37 @@
-"""Generated SQL in a child process that can be killed: the one bound no single C call outlasts.
+"""Generated SQL in a child process that can be killed: the one execution path, for every engine.
 
 The guard (:mod:`kgsql.db.guard`) stops a query between VM instructions and
 caps SQLite's heap, but one C call that never returns to SQLite's VM -- the
 final step of a GEOS ``GUnion`` over thousands of rows, which SQLite runs
-even after an interrupt -- can outlast any in-process timeout and allocate
-past the budget with malloc. :func:`execute_isolated` runs the same guarded
-query in a worker process and waits for it with two bounds of its own: the
-query's timeout plus a grace (half the timeout, at least
-:data:`GRACE_S`), and the worker's resident-memory growth against the
-query's memory budget. Past either, the worker is killed (SIGKILL) and the
-guard's own error is raised (:class:`~kgsql.db.guard.QueryTimeoutError`,
+even after an interrupt; ``FrechetDistance`` with a tiny densify fraction,
+which grows to gigabytes and crashes inside GEOS; ``instr``/``LIKE`` on
+megabyte strings -- can outlast any in-process timeout, allocate past the
+budget with malloc, or kill the process it runs in. A DuckDB query runs in
+DuckDB's own threads, where no Python watchdog reaches. So every surface
+that runs generated SQL (the correction loop, eval scoring, the service's
+``/api/sql``, the agent's tools, the MCP server) calls
+:func:`execute_isolated`, which runs the same guarded query in a worker
+process and waits for it with two bounds of its own: the query's timeout
+plus a grace (half the timeout, at least :data:`GRACE_S`), and the worker's
+resident-memory growth against the query's memory budget. Past either, or
+when the worker dies, the worker is killed (SIGKILL) and the guard's own
+error is raised (:class:`~kgsql.db.guard.QueryTimeoutError`,
 :class:`~kgsql.db.guard.QueryResourceError`), so every query returns within
-about 1.5x its timeout whatever C code it reaches.
+about 1.5x its timeout whatever C code it reaches, and only the worker dies.
 
 Workers are fresh interpreters (``python -m kgsql.db.isolate``: no inherited
 threads, connections or ``__main__`` re-import), keep one read-only
-connection per database file, serve one query at a time over a pair of
-pipes, and are reused: a query costs a pipe round trip, not a process start
-(about a second, paid again only after a kill). ``KGSQL_SQL_ISOLATION=0``
-runs queries in-process instead (where child processes cannot be started;
-debugging), with the guard's in-process limits only.
+connection per SQLite file (PostgreSQL and DuckDB: one engine per URL, see
+:mod:`kgsql.db.engines`), serve one query at a time over a pair of pipes,
+and are reused: a query costs a pipe round trip, not a process start (about
+a second, paid again only after a kill). At most :func:`max_workers` run at
+once (``KGSQL_SQL_WORKERS``, default :data:`MAX_WORKERS`): a query that finds
+them all busy waits up to ``wait_s`` and then raises
+:class:`~kgsql.errors.BusyError` (the service answers 503), so a flood of
+slow queries holds a bounded number of processes, never the caller.
+``KGSQL_SQL_ISOLATION=0`` runs queries in-process instead (where child
+processes cannot be started; debugging), with the guard's in-process limits
+only.
 """
 from __future__ import annotations
 
@@ -36,12 +48,14 @@ from typing import Any, Final
 
 from kgsql.db import guard
 from kgsql.db.guard import QueryResourceError, QueryResult, QueryTimeoutError, execute_query
-from kgsql.errors import KgsqlError, QueryExecutionError
+from kgsql.errors import BusyError, KgsqlError, QueryExecutionError
 
 ENV_ISOLATION: Final = "KGSQL_SQL_ISOLATION"
+ENV_WORKERS: Final = "KGSQL_SQL_WORKERS"
+MAX_WORKERS: Final = 4           # worker processes running queries at once (default of KGSQL_SQL_WORKERS)
+WAIT_S: Final = 10.0             # how long a query waits for a free worker before BusyError
 GRACE_S: Final = 0.25            # the least a worker gets past its timeout before it is killed
 POLL_S: Final = 0.02             # how often the parent checks the clock and the worker's memory
-MAX_IDLE_WORKERS: Final = 4      # workers kept for reuse
 MAX_CONNECTIONS: Final = 8       # open database files per worker
 STARTUP_S: Final = 60.0          # a worker that has not said "ready" by then is broken
 _PAGE: Final = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -51,36 +65,52 @@ def isolation_enabled() -> bool:
     return os.environ.get(ENV_ISOLATION, "1").strip().lower() not in {"0", "false", "no", "off"}
 
 
-def execute_isolated(path: str | os.PathLike[str], sql: str, *, timeout_s: float = 30.0, max_rows: int = 10_000,
+def max_workers() -> int:
+    """Worker processes allowed at once: ``KGSQL_SQL_WORKERS`` (a positive integer), else :data:`MAX_WORKERS`."""
+    text = os.environ.get(ENV_WORKERS, "").strip()
+    return int(text) if text.isdigit() and int(text) > 0 else MAX_WORKERS
+
+
+def execute_isolated(db: str | os.PathLike[str], sql: str, *, timeout_s: float = 30.0, max_rows: int = 10_000,
                      memory_mb: float | None = None, max_bytes: int | None = None,
-                     lenient_text: bool = False) -> QueryResult:
-    """:func:`~kgsql.db.guard.execute_query` on the file ``path``, in a killable worker process.
+                     lenient_text: bool = False, wait_s: float = WAIT_S) -> QueryResult:
+    """:func:`~kgsql.db.guard.execute_query` on ``db`` (a SQLite/SpatiaLite path, a DuckDB file or a
+    PostgreSQL/DuckDB URL), in a killable worker process.
 
     Same arguments, result and errors as the guard's; in addition a worker
-    that outlasts ``timeout_s`` plus the grace raises QueryTimeoutError and
-    one that grows past ``memory_mb`` raises QueryResourceError (the worker is
-    killed either way). In-process when isolation is off (``KGSQL_SQL_ISOLATION=0``).
+    that outlasts ``timeout_s`` plus the grace raises QueryTimeoutError, one
+    that grows past ``memory_mb`` or dies raises QueryResourceError (the
+    worker is killed either way), and when every worker stays busy for
+    ``wait_s`` seconds BusyError is raised. In-process when isolation is off
+    (``KGSQL_SQL_ISOLATION=0``).
     """
-    from kgsql.db.engines import engine_of
-
-    if not isolation_enabled() or engine_of(path) != "sqlite":  # a server or DuckDB enforces its own limits
-        return execute_query(path, sql, timeout_s=timeout_s, max_rows=max_rows, memory_mb=memory_mb,
+    if not isolation_enabled():
+        return execute_query(db, sql, timeout_s=timeout_s, max_rows=max_rows, memory_mb=memory_mb,
                              max_bytes=max_bytes, lenient_text=lenient_text)
     if timeout_s <= 0:
         raise ValueError("timeout_s must be positive")
-    worker = _POOL.take()
+    worker = _POOL.take(wait_s)
     kwargs = dict(timeout_s=timeout_s, max_rows=max_rows, memory_mb=memory_mb, max_bytes=max_bytes,
                   lenient_text=lenient_text)
     try:
-        outcome = worker.ask(str(Path(path)), sql, kwargs)
+        outcome = worker.ask(_reference(db), sql, kwargs)
     except BaseException:
         worker.kill()
+        _POOL.give_back(worker)
         raise
     _POOL.give_back(worker)
     status, value = outcome
     if status == "ok":
         return value
     raise value
+
+
+def _reference(db: str | os.PathLike[str]) -> str:
+    """``db`` as the worker opens it: a URL unchanged (``Path`` would fold its ``//``), a path normalised."""
+    from kgsql.db.target import is_url
+
+    text = os.fspath(db)
+    return text if is_url(text) else str(Path(text))
 
 
 def prestart() -> None:
@@ -175,35 +205,63 @@ class _Worker:
 
 
 class _Pool:
-    """Idle workers for reuse; a busy or killed worker is never handed out."""
+    """At most :func:`max_workers` workers; idle ones are reused, a busy or killed one is never handed out."""
 
     def __init__(self) -> None:
         self._idle: list[_Worker] = []
-        self._lock = threading.Lock()
+        self._busy = 0  # workers handed out and not yet given back
+        self._free = threading.Condition()
 
-    def take(self) -> _Worker:
-        with self._lock:
-            while self._idle:
-                worker = self._idle.pop()
-                if worker.alive():
-                    return worker
-                worker.kill()
-        return _Worker()
+    def take(self, wait_s: float = WAIT_S) -> _Worker:
+        """An idle worker, else a new one while under the cap, else wait ``wait_s`` for one (BusyError)."""
+        deadline = time.monotonic() + max(0.0, wait_s)
+        with self._free:
+            while True:
+                while self._idle:
+                    worker = self._idle.pop()
+                    if worker.alive():
+                        self._busy += 1
+                        return worker
+                    worker.kill()
+                if self._busy < max_workers():
+                    self._busy += 1
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise BusyError(f"all {max_workers()} SQL workers are busy with other queries; try again "
+                                    f"shortly (more with {ENV_WORKERS})")
+                self._free.wait(left)
+        try:
+            return _Worker()
+        except BaseException:
+            self._release()
+            raise
+
+    def _release(self) -> None:
+        with self._free:
+            self._busy -= 1
+            self._free.notify()
 
     def prestart(self) -> None:
-        with self._lock:
-            if not self._idle:
-                self._idle.append(_Worker())
+        with self._free:
+            if self._idle or self._busy >= max_workers():
+                return
+            self._busy += 1
+        self.give_back(_Worker())
 
     def give_back(self, worker: _Worker) -> None:
-        with self._lock:
-            if worker.alive() and len(self._idle) < MAX_IDLE_WORKERS:
+        """Return a taken worker: kept when alive (it stays one of the cap), else dropped."""
+        with self._free:
+            self._busy -= 1
+            if worker.alive() and len(self._idle) < max_workers():
                 self._idle.append(worker)
+                self._free.notify()
                 return
+            self._free.notify()
         worker.kill()
 
     def close(self) -> None:
-        with self._lock:
+        with self._free:
             idle, self._idle = self._idle, []
         for worker in idle:
             worker.kill()
@@ -215,6 +273,7 @@ atexit.register(_POOL.close)
 def _serve(requests: Pipe, replies: Pipe) -> None:
     """The worker's loop: run each query on a kept connection, send back rows or the error."""
     from kgsql.db.connect import open_database
+    from kgsql.db.engines import engine_of
 
     conns: OrderedDict[str, Any] = OrderedDict()
     replies.send(("ready", None))
@@ -227,6 +286,8 @@ def _serve(requests: Pipe, replies: Pipe) -> None:
             db: Any = conns.get(path)
             if db is not None:
                 conns.move_to_end(path)
+            elif engine_of(path) != "sqlite":
+                db = path  # PostgreSQL/DuckDB: the guard runs it on this process's engine for the URL
             else:
                 try:
                     db = open_database(path, read_only=True)

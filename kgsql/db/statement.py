@@ -29,7 +29,7 @@ from sqlglot.errors import SqlglotError
 from kgsql.db.functions import argument_problem, is_denied_function
 from kgsql.errors import UnsafeSQLError
 
-__all__ = ["MAX_SQL_CHARS", "split_statements", "validate_query"]
+__all__ = ["MAX_SQL_CHARS", "called_names", "split_statements", "validate_query"]
 
 MAX_SQL_CHARS: Final = 100_000
 
@@ -132,6 +132,12 @@ def _unquote(token: _Token) -> str:
         body = token.text[1:-1] if len(token.text) >= 2 else token.text[1:]
         return body.replace(token.text[0] * 2, token.text[0]) if token.text[0] != "[" else body
     return token.text
+
+
+def called_names(sql: str) -> list[str]:
+    """The names ``sql`` calls as functions, read with SQLite's quoting rules (a second reading for
+    other engines' own checks, :mod:`kgsql.db.engines.pg_functions`)."""
+    return _called_names(_tokenize(sql))
 
 
 def _called_names(tokens: list[_Token]) -> list[str]:

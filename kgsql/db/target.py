@@ -27,12 +27,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
-from kgsql.errors import InputError
+from kgsql.errors import DatabaseFileError, InputError
 from kgsql.secrets import MASK, redact_uri
 
-__all__ = ["ENGINES", "Engine", "Target", "available", "is_url", "parse_target"]
+__all__ = ["ENGINES", "Engine", "Target", "available", "file_engine", "is_url", "parse_target", "require_file_engine",
+           "with_password"]
 
 Engine = Literal["sqlite", "postgres", "duckdb"]
 #: Engine names, which are also sqlglot's dialect names for them.
@@ -43,6 +44,10 @@ ENGINE_LABELS: Final[dict[str, str]] = {"sqlite": "SQLite", "postgres": "Postgre
 _SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*):")
 _POSTGRES_SCHEMES: Final = frozenset({"postgresql", "postgres", "postgresql+psycopg", "postgresql+psycopg2"})
 DUCKDB_SUFFIXES: Final = frozenset({".duckdb", ".ddb"})
+#: The first 16 bytes of every SQLite file.
+SQLITE_HEADER: Final = b"SQLite format 3\x00"
+#: Bytes 8-11 of every DuckDB file (after an 8-byte checksum).
+DUCKDB_MAGIC: Final = b"DUCK"
 
 
 @dataclass(frozen=True)
@@ -158,3 +163,51 @@ def _postgres_target(text: str) -> Target:
     password = unquote(parts.password) if parts.password else None
     return Target(engine="postgres", url=url, display=redact_uri(url), name=dbname,
                   password=None if password == MASK else password)
+
+
+def file_engine(path: str | os.PathLike[str]) -> Engine | None:
+    """The engine whose file format ``path`` holds, read from its header: "sqlite", "duckdb",
+    or None (neither, or not a readable file). The suffix picks the engine; this checks it."""
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(16)
+    except OSError:
+        return None
+    if header == SQLITE_HEADER:
+        return "sqlite"
+    if header[8:12] == DUCKDB_MAGIC:
+        return "duckdb"
+    return None
+
+
+def require_file_engine(target: Target) -> None:
+    """Refuse a file whose header names another engine than its name does (a SQLite file called
+    ``x.duckdb``), in one line saying how to name it, instead of the other engine's confusing error.
+
+    Renaming is the fix rather than opening it with the right engine: every later command picks
+    the engine from the stored name again (:func:`parse_target`, no file access).
+    """
+    if target.path is None:
+        return
+    found = file_engine(target.path)
+    if found is None or found == target.engine:
+        return
+    fix = (f"rename it to {target.path.stem}.sqlite" if found == "sqlite"
+           else f"ingest it as duckdb://{target.path} or rename it to {target.path.stem}.duckdb")
+    raise DatabaseFileError(f"{target.path} is a {ENGINE_LABELS[found]} database, not {target.label} "
+                            f"(its header says so); {fix}")
+
+
+def with_password(target: Target, password: str) -> Target:
+    """``target`` (a PostgreSQL URL without a password) with ``password`` given apart from it, e.g. read
+    from the environment, so that it is never on a command line; it is then kept like a URL's password."""
+    if target.engine != "postgres":
+        raise InputError(f"{target.display}: only a PostgreSQL URL takes a password")
+    if target.password:
+        raise InputError(f"{target.display}: the URL already has a password; give it once")
+    parts = urlsplit(target.url)
+    if "@" not in parts.netloc or not parts.netloc.split("@", 1)[0]:
+        raise InputError(f"{target.display}: a password needs a user; write postgresql://USER@host/db")
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    netloc = f"{userinfo.split(':', 1)[0]}:{quote(password, safe='')}@{host}"
+    return _postgres_target(urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment)))

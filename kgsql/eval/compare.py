@@ -4,6 +4,10 @@ Accepts records JSONL logs and ``score --json`` outputs alike. Only questions
 scored in both runs are compared; questions present in one run only, or
 unscored in either (missing database), are counted and listed apart so a
 difference in coverage cannot pass for a difference in accuracy.
+
+A file that is neither (binary, another JSON, a metric that is not a number)
+is one ``error:`` line naming it; ``--json`` writes only into an existing
+folder.
 """
 from __future__ import annotations
 
@@ -19,18 +23,33 @@ from kgsql.eval.records import Record, read_records
 
 
 def load_run(path: str | Path) -> list[Record]:
-    """Records of a run: a JSONL log or a JSON object with a ``records`` list."""
+    """Records of a run: a JSONL log or a JSON object with a ``records`` list.
+
+    InputError names the file when it is missing or not such a log (binary, not UTF-8, records
+    that are not objects).
+    """
     p = Path(path)
     if not p.is_file():
         raise InputError(f"run file not found: {p}")
+    try:
+        return _read_run(p)
+    except UnicodeDecodeError:
+        raise InputError(f"{p}: not a records JSONL or score JSON file (not UTF-8 text)") from None
+    except (TypeError, ValueError) as exc:  # JSON values where records (objects) belong
+        raise InputError(f"{p}: not a records JSONL or score JSON file ({exc})") from None
+    except OSError as exc:
+        raise InputError(f"cannot read run file {p}: {exc.strerror or exc}") from None
+
+
+def _read_run(p: Path) -> list[Record]:
     head = p.read_text(encoding="utf-8").lstrip()[:1]
     if head == "{":
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
         except json.JSONDecodeError:
             data = None  # a JSONL log also starts with "{"
-        if isinstance(data, dict):
-            if "records" not in data:
+        if isinstance(data, dict) and "id" not in data:  # with an id: a log of one record
+            if not isinstance(data.get("records"), list):
                 raise InputError(f"{p}: JSON without a 'records' list (not a score output)")
             return [Record.from_dict(r) for r in data["records"]]
     return read_records(p)
@@ -60,8 +79,8 @@ def compare_runs(a: list[Record], b: list[Record], metric: str = "spider_ex") ->
     }
     sum_a = sum_b = 0.0
     for qid in common:
-        va = getattr(by_a[qid], metric)
-        vb = getattr(by_b[qid], metric)
+        va = _score(by_a[qid], metric, "A")
+        vb = _score(by_b[qid], metric, "B")
         if va is None or vb is None:
             out["unscored"].append(qid)
             continue
@@ -84,6 +103,16 @@ def compare_runs(a: list[Record], b: list[Record], metric: str = "spider_ex") ->
                               "a": getattr(by_a[qid], metric), "b": getattr(by_b[qid], metric)}
                         for qid in out["wins"] + out["losses"]}
     return out
+
+
+def _score(record: Record, metric: str, run: str) -> float | None:
+    """``record``'s value of ``metric``: a number or None (unscored); InputError for anything else."""
+    value = getattr(record, metric)
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and math.isfinite(value):  # a bool is an int: True scores 1
+        return float(value)
+    raise InputError(f"run {run}, question {record.id}: {metric} is {str(value)[:40]!r}, not a number")
 
 
 def format_comparison(result: dict[str, Any], name_a: str, name_b: str, *,
@@ -125,11 +154,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.json and not args.json.parent.is_dir():
+        raise InputError(f"--json {args.json}: the folder {args.json.parent} does not exist; create it first")
     result = compare_runs(load_run(args.run_a), load_run(args.run_b), args.metric)
     print(format_comparison(result, str(args.run_a), str(args.run_b),
                             list_questions=not args.totals_only))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n",
-                             encoding="utf-8")
+        try:
+            args.json.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n",
+                                 encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write --json {args.json}: {exc.strerror or exc}") from None
     return 0

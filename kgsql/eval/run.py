@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kgsql.cli_types import non_negative_int
+from kgsql.db.privilege import add_privileged_flag, apply_privileged_flag
 from kgsql.errors import InputError
 from kgsql.eval.datasets import Dataset, available_benchmarks, get_benchmark, per_benchmark
 from kgsql.eval.datasets.registry import cross_fold_benchmarks, language_help, languages, split_help
@@ -103,6 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "a call the records lack is logged unscored as not replayable")
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    add_privileged_flag(parser)
 
 
 # --------------------------------------------------------------------------- planning
@@ -373,6 +375,7 @@ def print_results(meta: dict[str, Any]) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    apply_privileged_flag(args)
     meta = run_eval(args)
     print_results(meta)
     return 0

@@ -3,22 +3,49 @@ what was mined from query logs (``knowledge --db NAME``: list; ``--remove KEY`` 
 and the (question, SQL) examples a database was taught (``examples --db NAME``; ``--remove KEY``)."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
 from kgsql.cli_types import OneLineParser
 from kgsql.errors import KgsqlError
+from kgsql.graph.config import graph_uri_argument
 from kgsql.graph.embedded import default_graph_dir, ensure_server, running_server, stop_server
+
+#: What ``export --out`` can draw, by suffix (kgsql.graph.visualize).
+EXPORT_SUFFIXES = (".html", ".htm", ".svg", ".png")
+
+
+def export_path(text: str) -> Path:
+    """An ``--out`` file kgsql can write without creating folders: a known suffix, in an existing folder."""
+    path = Path(text).expanduser()
+    if path.suffix.lower() not in EXPORT_SUFFIXES:
+        raise argparse.ArgumentTypeError(f"cannot export to '{text}': use a .html, .svg or .png file")
+    folder = path.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise argparse.ArgumentTypeError(f"the folder of '{text}' ({folder}) {what}; create it first")
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"'{text}' is a folder; name a file in it")
+    return path
+
+
+def root_folder(text: str) -> Path:
+    """A ``--root`` that is a folder or not there yet (the server creates it, private); never a file."""
+    path = Path(text).expanduser()
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"'{text}' is not a folder; --root names the embedded server's folder")
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
     p = OneLineParser(prog="python -m kgsql.graph", description=__doc__)
     p.add_argument("command", choices=["status", "start", "stop", "export", "knowledge", "examples"])
-    p.add_argument("--root", type=Path, default=None, help="embedded server folder (default: KGSQL_GRAPH_DIR or ~/.cache/kgsql/graph)")
+    p.add_argument("--root", type=root_folder, default=None, help="embedded server folder (default: KGSQL_GRAPH_DIR or ~/.cache/kgsql/graph)")
     p.add_argument("--db", help="export: database name")
-    p.add_argument("--out", type=Path, help="export: output file (.html, .svg or .png)")
-    p.add_argument("--graph", help="export, knowledge: Bolt URI (default: embedded)")
+    p.add_argument("--out", type=export_path, help="export: output file (.html, .svg or .png) in an existing folder")
+    p.add_argument("--graph", type=graph_uri_argument, help="export, knowledge: Bolt URI (default: embedded)")
     p.add_argument("--kind", help="knowledge: only facts of this kind (join, expression, value, usage, description)")
     p.add_argument("--origin", help="knowledge: only facts found by this miner (rule, llm)")
     p.add_argument("--remove", action="append", default=[], metavar="KEY",

@@ -9,7 +9,8 @@ calls and notebook kernels reuse one warm server instead of paying the JVM
 start each time. Its state lives in one folder (default
 ``~/.cache/kgsql/graph``, or ``KGSQL_GRAPH_DIR``):
 
-- ``credentials.json``  root password generated on first start (mode 0600);
+- ``credentials.json``  root password generated on first start (mode 0600, and made
+  0600 when found open: ``kgsql.paths.private_file``);
 - ``server.json``       pid, Bolt port, start time of the running server;
 - ``server.log``        the daemon's output, quoted in start errors;
 - ``server/``           ArcadeDB's own root (databases, config, logs).
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import Iterator
 
 from kgsql.errors import GraphUnavailableError
-from kgsql.paths import open_private, private_dir, write_private
+from kgsql.paths import open_private, private_dir, private_file, write_private
 
 GRAPH_DATABASE = "kgsql"
 ROOT_USER = "root"
@@ -105,10 +106,11 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _credentials(root: Path) -> str:
-    """The server's root password, created once (ArcadeDB stores it on first start)."""
+    """The server's root password, created once 0600 (ArcadeDB stores it on first start); a file an
+    older kgsql left readable by others is made 0600 before it is read."""
     path = root / "credentials.json"
     if path.exists():
-        return str(json.loads(path.read_text())["password"])
+        return str(json.loads(private_file(path).read_text())["password"])
     password = secrets.token_urlsafe(18)
     private_dir(root)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -5,18 +5,32 @@ is one ``kgsql.ingest: error:`` line on stderr (and an ``errors`` entry with
 ``--json``), the others are ingested, and the exit status is 1. Warnings (a
 shipped profile that does not match its database) are ``kgsql.ingest:
 warning:`` lines and the ``warnings`` list.
+
+Every option is checked while parsing (one ``prog: error:`` line, exit 2,
+nothing opened): an empty SOURCE, a blank ``--name``, a ``--graph`` URI
+that is not Bolt, a ``--sample-rows`` past what SQL can take. A PostgreSQL
+password can come from ``--password-env NAME`` or ``--password-file PATH``
+instead of the URL, where the process list would show it; either way it is
+kept like a URL's password (0600, :mod:`kgsql.db.credentials`). The
+databases are read before the graph is connected to (or its embedded server
+started), so bad input is one line that leaves the graph untouched.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
-from kgsql.cli_types import OneLineParser, non_negative_int, positive_int
+from kgsql.cli_types import OneLineParser, bounded_int, non_negative_int
 from kgsql.errors import KgsqlError
-from kgsql.secrets import add_graph_password_arguments, redact
+from kgsql.graph.config import graph_uri_argument
+from kgsql.secrets import add_graph_password_arguments, read_secret_file, redact
+
+#: The most rows per table --sample-rows takes: past any real table, and inside SQL's 64-bit LIMIT.
+MAX_SAMPLE_ROWS = 10**12
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,8 +40,15 @@ def build_parser() -> argparse.ArgumentParser:
         "or a PostgreSQL/PostGIS database (postgresql://user@host/db) into the schema knowledge graph.",
     )
     p.add_argument("source", type=source_path, nargs="?",
-                   help="a .sqlite/.duckdb file, a folder holding them, postgresql://user[:password]@host[:port]/db or "
+                   help="a .sqlite/.duckdb file, a folder holding them, postgresql://user@host[:port]/db or "
                    "duckdb:///path.duckdb (optional with --history: mine already ingested databases)")
+    password = p.add_mutually_exclusive_group()
+    password.add_argument("--password-env", metavar="NAME",
+                          help="PostgreSQL: read the password from environment variable NAME (not shown by ps, "
+                          "unlike a password in the URL); kept 0600 for later commands")
+    password.add_argument("--password-file", metavar="PATH",
+                          help="PostgreSQL: read the password from the first line of PATH, a file only you can "
+                          "read (chmod 600); kept 0600 for later commands")
     p.add_argument("--history", type=Path,
                    help="a query log to learn from: Spider/BIRD JSON or JSONL of {question, sql, db_id[, evidence]}")
     p.add_argument("--history-half", choices=("first", "second"),
@@ -38,14 +59,20 @@ def build_parser() -> argparse.ArgumentParser:
                    "knowledge and dependencies, every name checked), or both")
     p.add_argument("--model", help="--mine llm|both: local model name (default KGSQL_LOCAL_MODEL or "
                    "qwen2.5-coder-1.5b); with KGSQL_LLM_BASE_URL set, that endpoint is used")
-    p.add_argument("--name", help="database name in the graph (default: file stem); one database only")
+    p.add_argument("--name", type=database_name, help="database name in the graph (default: file stem); one database only")
+    p.add_argument("--replace", action="store_true",
+                   help="replace a database of another engine that has the same name in the graph "
+                   "(without it such an ingest is refused; the same engine's database is always updated)")
     p.add_argument("--descriptions", type=Path, help="folder of BIRD-style <table>.csv column descriptions")
     p.add_argument("--profile", type=Path, help="YAML ingestion profile (see profiles/README.md)")
-    p.add_argument("--graph", help="Bolt URI of a Neo4j-compatible server (default: KGSQL_GRAPH_URI or embedded)")
+    p.add_argument("--graph", type=graph_uri_argument,
+                   help="Bolt URI of a Neo4j-compatible server (bolt://, bolt+s://, neo4j://...; "
+                   "default: KGSQL_GRAPH_URI or embedded)")
     p.add_argument("--graph-user", help="graph user (default: KGSQL_GRAPH_USER / NEO4J_USERNAME)")
     add_graph_password_arguments(p)
     p.add_argument("--graph-database", help="graph database name on a multi-database server")
-    p.add_argument("--sample-rows", type=positive_int, default=100_000, help="rows per table scanned for statistics")
+    p.add_argument("--sample-rows", type=bounded_int(1, MAX_SAMPLE_ROWS), default=100_000,
+                   help="rows per table scanned for statistics")
     p.add_argument("--discover-joins", choices=("auto", "on", "off"), default="auto",
                    help="add joins found in the data (inclusion dependencies) as discovered join edges; "
                    "auto: only where the declared foreign keys cannot connect the tables (default)")
@@ -59,6 +86,8 @@ def source_path(text: str) -> Path | str:
     """A file or folder path, or a database URL (checked here, so a bad one is one line, password masked)."""
     from kgsql.db.target import is_url, parse_target
 
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the SOURCE is empty; give a database file, a folder or a database URL")
     if is_url(text):
         try:
             parse_target(text)
@@ -68,34 +97,76 @@ def source_path(text: str) -> Path | str:
     return Path(text)
 
 
+def database_name(text: str) -> str:
+    """A --name a later ``--db NAME`` can address (:func:`kgsql.ingest.pipeline.check_name`)."""
+    from kgsql.ingest.pipeline import check_name
+
+    try:
+        return check_name(text)
+    except KgsqlError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _source_with_password(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Path | str | None:
+    """``args.source`` with the password of --password-env / --password-file put in (in this process only)."""
+    if args.password_env is None and args.password_file is None:
+        return args.source
+    option = "--password-env" if args.password_env is not None else "--password-file"
+    if not isinstance(args.source, str):
+        parser.error(f"{option} needs a postgresql:// SOURCE")
+    if args.password_env is not None:
+        secret = os.environ.get(args.password_env, "")
+        if not secret:
+            parser.error(f"--password-env {args.password_env}: that environment variable is not set or empty")
+    else:
+        try:
+            secret = read_secret_file(args.password_file)
+        except KgsqlError as exc:
+            parser.error(str(exc))
+    from kgsql.db.target import parse_target, with_password
+
+    try:
+        return with_password(parse_target(args.source), secret).url
+    except KgsqlError as exc:
+        parser.error(f"{option}: {exc}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.source is None and args.history is None:
         parser.error("give a SOURCE to ingest, a --history to learn from, or both")
+    source = _source_with_password(parser, args)
     from kgsql.graph.store import GraphStore
-    from kgsql.ingest.pipeline import IngestReport, ingest
+    from kgsql.ingest.pipeline import IngestReport, read_sources, write_schemas
 
+    progress = not args.no_progress and not args.json
+    keep_going = isinstance(source, Path) and source.is_dir()
+    report = IngestReport()
     try:
-        t0 = time.perf_counter()
         pairs = _history_pairs(args) if args.history else None  # a bad log fails before any write
+        t_read = time.perf_counter()
+        schemas = [] if source is None else read_sources(  # bad input fails before a graph server is touched
+            source,
+            name=args.name,
+            descriptions_dir=args.descriptions,
+            profile_path=args.profile,
+            sample_rows=args.sample_rows,
+            progress=progress,
+            report=report,
+            keep_going=keep_going,
+            discover_joins=args.discover_joins,
+        )
+        report.read_seconds = time.perf_counter() - t_read
+        t0 = time.perf_counter()
         with GraphStore.open(
             args.graph, user=args.graph_user, password=args.graph_password, database=args.graph_database
         ) as store:
             connect_s = time.perf_counter() - t0
-            report = IngestReport() if args.source is None else ingest(
-                store,
-                args.source,
-                name=args.name,
-                descriptions_dir=args.descriptions,
-                profile_path=args.profile,
-                sample_rows=args.sample_rows,
-                force=args.force,
-                progress=not args.no_progress and not args.json,
-                keep_going=isinstance(args.source, Path) and args.source.is_dir(),
-                discover_joins=args.discover_joins,
-            )
-            mining = _mine(store, pairs, args, progress=not args.no_progress and not args.json) if pairs else None
+            write_schemas(store, schemas, report, force=args.force, progress=progress, keep_going=keep_going,
+                          replace=args.replace)
+            report.seconds = report.read_seconds + report.write_seconds
+            mining = _mine(store, pairs, args, progress=progress) if pairs else None
             graph = {
                 "uri": store.uri,
                 "server": store.capabilities.server,

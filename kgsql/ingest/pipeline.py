@@ -5,6 +5,12 @@ is read and its knowledge merged (any missing, corrupt or non-SQLite file,
 or malformed description/profile, fails here before a single write); then
 each database is written atomically (``kgsql.graph.writer``).
 
+A database name must be one something can address later (:func:`check_name`),
+and a database already in the graph under the same name but read from another
+engine (a SQLite file where a PostgreSQL database is now ingested) is not
+replaced unless ``replace=True`` says so (:func:`refuse_other_engine`); a
+re-ingest from the same engine updates it as always.
+
 ``keep_going=True`` (the CLI's folder ingest) instead records a database that
 cannot be read, or whose ingest lock another ingest holds, as an entry of
 ``IngestReport.errors`` and goes on with the others; the caller reports the
@@ -15,12 +21,13 @@ from __future__ import annotations
 
 import os
 import time
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, TypeVar
 
 from kgsql.db.credentials import remember
-from kgsql.db.target import Target, is_url, parse_target
+from kgsql.db.target import ENGINE_LABELS, Target, is_url, parse_target
 from kgsql.errors import IngestInProgressError, InputError, KgsqlError
 from kgsql.graph.store import GraphStore
 from kgsql.graph.writer import WriteResult, write_schema
@@ -101,6 +108,8 @@ def read_sources(
     """
     if sample_rows < 1:
         raise InputError(f"sample_rows must be a positive number of rows, not {sample_rows}")
+    if name is not None:
+        check_name(name)
     root: Path | Target = Path(source) if not is_url(os.fspath(source)) else parse_target(os.fspath(source))
     paths: list[Path] | list[Target] = [root] if isinstance(root, Target) else require_databases(root)  # type: ignore[list-item]
     if name and len(paths) > 1:
@@ -147,11 +156,14 @@ def ingest(
     progress: bool = False,
     keep_going: bool = False,
     discover_joins: str = "auto",
+    replace: bool = False,
 ) -> IngestReport:
     """Read every database under ``source`` then write each into ``store``.
 
     ``keep_going``: a database that cannot be read, or is being ingested by
-    someone else, becomes an entry of ``report.errors`` instead of an error.
+    someone else, or whose name is taken by another engine's database,
+    becomes an entry of ``report.errors`` instead of an error. ``replace``:
+    replace a database of another engine with the same name (a warning says so).
     """
     report = IngestReport()
     t0 = time.perf_counter()
@@ -167,8 +179,35 @@ def ingest(
         discover_joins=discover_joins,
     )
     report.read_seconds = time.perf_counter() - t0
+    write_schemas(store, schemas, report, force=force, progress=progress, keep_going=keep_going, replace=replace)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def write_schemas(
+    store: GraphStore,
+    schemas: list[DatabaseSchema],
+    report: IngestReport,
+    *,
+    force: bool = False,
+    progress: bool = False,
+    keep_going: bool = False,
+    replace: bool = False,
+) -> IngestReport:
+    """Phase two: write each of :func:`read_sources`' schemas into ``store``, into ``report``
+    (``keep_going`` and ``replace`` as for :func:`ingest`). Split from phase one so that a caller
+    can read, and fail on bad input, before it connects to (or starts) a graph server."""
     t1 = time.perf_counter()
     for schema in _progress(schemas, progress, "write"):
+        try:
+            replaced = refuse_other_engine(store, schema, replace=replace)
+        except InputError as exc:
+            if not keep_going:
+                raise
+            report.fail(schema.name, schema.path, exc)
+            continue
+        if replaced:
+            report.warnings.append(f"replaced '{schema.name}' ({replaced}) with {schema.path}")
         try:
             report.add(write_schema(store, schema, force=force), schema)
         except IngestInProgressError as exc:
@@ -177,9 +216,47 @@ def ingest(
             report.fail(schema.name, schema.path, exc)
         except KgsqlError as exc:
             raise type(exc)(f"{schema.name}: {exc}") from exc
-    report.write_seconds = time.perf_counter() - t1
-    report.seconds = time.perf_counter() - t0
+    report.write_seconds += time.perf_counter() - t1
     return report
+
+
+def check_name(name: str) -> str:
+    """``name`` if a later ``--db NAME`` can address it; InputError otherwise (empty, blank,
+    space around it, control characters), before anything is read or written."""
+    if not name.strip():
+        raise InputError(f"the database name {name!r} is empty; give a name, or leave --name out for the file's own")
+    if name != name.strip():
+        raise InputError(f"the database name {name!r} starts or ends with spaces; write {name.strip()!r}")
+    if any(unicodedata.category(ch) == "Cc" for ch in name):
+        raise InputError(f"the database name {name!r} holds control characters")
+    return name
+
+
+def _engine_of_dialect(dialect: str) -> str:
+    return "sqlite" if dialect in ("sqlite", "spatialite") else dialect
+
+
+def refuse_other_engine(store: GraphStore, schema: DatabaseSchema, *, replace: bool) -> str | None:
+    """Refuse (InputError) to write ``schema`` over a database of the same name that another engine
+    holds, unless ``replace``; what is replaced then ("a SQLite database at PATH"), else None.
+
+    Two engines under one name are two different databases, so a silent replacement would lose one;
+    the same engine again is the usual re-ingest (an updated file, a moved file) and passes.
+    """
+    rows = store.run("database_get", name=schema.name)
+    if not rows:
+        return None
+    props = rows[0]["props"]
+    old = _engine_of_dialect(str(props.get("dialect") or "sqlite"))
+    new = _engine_of_dialect(schema.dialect)
+    if old == new:
+        return None
+    what = f"a {ENGINE_LABELS.get(old, old)} database at {props.get('path') or '?'}"
+    if replace:
+        return what
+    raise InputError(f"the graph already has a database named '{schema.name}': {what}; ingesting this "
+                     f"{ENGINE_LABELS.get(new, new)} database under that name would replace it: give it "
+                     f"another --name, or add --replace to replace it")
 
 
 def _progress(items: list[T], enabled: bool, stage: str) -> Iterable[T]:

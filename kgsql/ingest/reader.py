@@ -226,11 +226,12 @@ def read_database(
     if sample_rows < 1:
         raise InputError(f"sample_rows must be a positive number of rows, not {sample_rows}")
     from kgsql.db import engines
-    from kgsql.db.target import Target, parse_target
+    from kgsql.db.target import Target, parse_target, require_file_engine
 
     if isinstance(path, Target) or engines.engine_of(path) != "sqlite":
         target = path if isinstance(path, Target) else parse_target(os.fspath(path))
         if target.engine != "sqlite":
+            require_file_engine(target)  # a SQLite file named x.duckdb: one line, not DuckDB's error
             return engines.read_schema(target, name, sample_rows=sample_rows, value_examples=value_examples,
                                        with_stats=with_stats)
         path = target.path  # type: ignore[assignment]  # sqlite:///file

@@ -40,6 +40,7 @@ import argparse
 import json
 import math
 import re
+import secrets
 import sys
 import tempfile
 import time
@@ -422,6 +423,7 @@ def run_check(data_dir: Path, databases: Sequence[str], *, split: str = "dev.jso
     with TempCluster() as cluster, tempfile.TemporaryDirectory(prefix="kgsql-cross-") as tmp:
         try:
             urls: dict[str, dict[str, str]] = {}
+            reader_password = secrets.token_urlsafe(12)  # one reader role for every database: one password
             load_reports: dict[tuple[str, str], Any] = {}
             t0 = time.perf_counter()
             for db in chosen:
@@ -435,6 +437,8 @@ def run_check(data_dir: Path, databases: Sequence[str], *, split: str = "dev.jso
                         "seconds": r.seconds, "rows": r.rows, "fallbacks": r.fallbacks,
                         "foreign_keys": len(r.foreign_keys), "foreign_keys_not_valid": r.foreign_keys_not_valid,
                         "skipped_foreign_keys": r.skipped_foreign_keys, "notes": r.notes}
+                # read and query as a SELECT-only role, as kgsql requires (the superuser only loads)
+                urls[db]["postgres"] = cluster.create_reader(db.lower(), password=reader_password)
             report["load_seconds"] = round(time.perf_counter() - t0, 2)
             progress(f"loaded {len(chosen)} databases into PostgreSQL and DuckDB in {report['load_seconds']:.1f} s")
             t0 = time.perf_counter()

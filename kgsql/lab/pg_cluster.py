@@ -6,7 +6,8 @@ run as root, so as root the cluster belongs to the ``postgres`` user (the
 Debian package's) and its commands run through ``runuser``; otherwise it
 belongs to whoever runs it. The superuser's password and a SELECT-only role
 (:meth:`TempCluster.create_reader`) let tests use password logins, as users
-do.
+do. The superuser sets up; generated SQL runs as the reader, since kgsql
+refuses a privileged role (docs/engines.md, "The role kgsql runs as").
 
 ``python -m kgsql.lab.pg_cluster`` starts one and prints its URL until
 Ctrl-C (for trying kgsql against PostgreSQL by hand).
@@ -179,6 +180,7 @@ def main() -> int:  # pragma: no cover - an interactive helper
         with TempCluster() as cluster:
             print(f"PostgreSQL on {cluster.url()} (PostGIS {'available' if cluster.postgis else 'missing'}); "
                   f"Ctrl-C or kill stops and removes it", flush=True)
+            print(f"SELECT-only role for kgsql: {cluster.create_reader('postgres')}", flush=True)
             while True:
                 time.sleep(3600)
     except KeyboardInterrupt:

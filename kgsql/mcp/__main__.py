@@ -4,23 +4,27 @@ from __future__ import annotations
 import argparse
 import sys
 
+from kgsql.cli_types import OneLineParser, port_number
+from kgsql.db.privilege import add_privileged_flag, apply_privileged_flag
 from kgsql.errors import KgsqlError
 from kgsql.mcp.server import LOOPBACK, GraphTools, build_server
 from kgsql.secrets import redact
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m kgsql.mcp", description=__doc__)
+    p = OneLineParser(prog="python -m kgsql.mcp", description=__doc__)
     p.add_argument("--graph", help="Bolt URI of the schema graph (default: KGSQL_GRAPH_URI or embedded)")
     p.add_argument("--method", default="kgsql", help="method of the ask tool (default kgsql)")
     p.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     p.add_argument("--host", default="127.0.0.1", help="--http: loopback address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8765, help="--http: port (default 8765); path /mcp")
+    p.add_argument("--port", type=port_number, default=8765, help="--http: port (default 8765); path /mcp")
+    add_privileged_flag(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    apply_privileged_flag(args)
     try:
         if args.http and args.host not in LOOPBACK:
             raise KgsqlError(f"--host {args.host}: the MCP server listens on loopback only "
@@ -40,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.http:
             server.run("streamable-http", host=args.host, port=args.port)
         else:
-            server.run("stdio")
+            from kgsql.mcp.stdio import serve_stdio
+
+            serve_stdio(server)
     except KeyboardInterrupt:
         pass
     finally:

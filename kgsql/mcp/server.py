@@ -7,15 +7,20 @@ Every agent tool of :mod:`kgsql.agent.tools` (each with a ``db`` argument, since
 one server serves every ingested database), ``ListDatabases``, ``DescribeTable``
 and ``ask(question, db)`` (the default method). Read-only by construction: SQL
 runs only through the guard (one read-only statement, row cap, timeout), and
-no tool writes to the graph. Tool calls are served one at a time: the encoder,
-the value indexes and the local model are shared.
+no tool writes to the graph. Tools that search or ask are served one at a
+time (the encoder, the value indexes and the local model are shared); SQL
+tools need only the schema and run in the killable SQL worker, so a slow
+query holds one worker, not the server. A failed call comes back with
+``isError`` set and an ``Error: ...`` text.
 """
 from __future__ import annotations
 
+import logging
 import threading
+from dataclasses import dataclass
 from typing import Any, Callable
 
-from kgsql.agent.tools import TOOL_SPECS, DatabaseTools, Observation, list_databases, rows_text
+from kgsql.agent.tools import TOOL_SPECS, DatabaseTools, list_databases, rows_text
 from kgsql.errors import InputError, KgsqlError
 from kgsql.ingest.sources import GraphSchemas
 from kgsql.retrieve.lazy import lazy_retriever
@@ -23,6 +28,18 @@ from kgsql.retrieve.lazy import lazy_retriever
 MCP_TOOLS = ("ListDatabases", "DescribeTable", "SearchColumn", "SearchValue", "FindShortestPath", "ExecuteSQL",
              "Done", "ask")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+#: Tools that only read the schema and run SQL in a worker process: served outside the model's lock.
+SQL_TOOLS = frozenset({"ExecuteSQL", "Done"})
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ToolReply:
+    """A tool's text for the client, and whether it reports a failure (MCP's ``isError``)."""
+
+    text: str
+    error: bool = False
 
 
 class GraphTools:
@@ -37,43 +54,54 @@ class GraphTools:
         self.retriever = lazy_retriever()  # one for every database, built on the first search
         self._schemas: GraphSchemas | None = None
         self._asker: Any = None
-        self._lock = threading.Lock()  # one call at a time: shared encoder, indexes, model
+        self._lock = threading.Lock()  # one search or ask at a time: shared encoder, indexes, model
+        self._load = threading.Lock()  # opening the graph and the schema cache, once
 
     @property
     def graph(self) -> Any:
-        if self._graph is None:
-            self._graph = self._open_graph()
-        return self._graph
+        with self._load:
+            if self._graph is None:
+                self._graph = self._open_graph()
+            return self._graph
 
     def tools(self, db: str) -> DatabaseTools:
         """The tools of ``db`` over its schema as last ingested (unknown database: one clear error)."""
-        if self._schemas is None:
-            self._schemas = GraphSchemas(self.graph, follow_ingest=True)
-        return DatabaseTools(self.graph, db, retriever=self.retriever, schema=self._schemas(db))
+        graph = self.graph
+        with self._load:
+            if self._schemas is None:
+                self._schemas = GraphSchemas(graph, follow_ingest=True)
+        return DatabaseTools(graph, db, retriever=self.retriever, schema=self._schemas(db))
 
-    def run(self, name: str, db: str | None = None, **arguments: Any) -> str:
-        """Tool ``name`` as text; every failure is an ``Error: ...`` line for the client, never a crash."""
-        with self._lock:
-            try:
+    def run(self, name: str, db: str | None = None, **arguments: Any) -> ToolReply:
+        """Tool ``name``'s reply; every failure is an ``Error: ...`` reply for the client, never a crash."""
+        try:
+            if name in SQL_TOOLS:
+                return self._sql(name, str(db), arguments)
+            with self._lock:
                 if name == "ListDatabases":
-                    return list_databases(self.graph)
+                    return ToolReply(list_databases(self.graph))
                 if name == "ask":
                     return self._ask(str(db), **arguments)
-                tools = self.tools(str(db))
-                bound = TOOL_SPECS[name].bind((), arguments)
-                if name == "Done":
-                    return self._final(tools.execute_sql(bound["sql"]))
-                return tools.call(name, bound).text
-            except KgsqlError as exc:
-                return f"Error: {exc}"
+                observation = self.tools(str(db)).call(name, TOOL_SPECS[name].bind((), arguments))
+                return ToolReply(observation.text, observation.error is not None)
+        except KgsqlError as exc:
+            return ToolReply(f"Error: {exc}", error=True)
+        except Exception as exc:  # noqa: BLE001 - a bug must cost one call, not the connection
+            log.warning("tool %s failed: %s: %s", name, type(exc).__name__, exc)
+            return ToolReply(f"Error: the tool failed unexpectedly ({type(exc).__name__})", error=True)
 
-    @staticmethod
-    def _final(observation: Observation) -> str:
+    def _sql(self, name: str, db: str, arguments: dict[str, Any]) -> ToolReply:
+        """ExecuteSQL or Done, outside the lock: the query runs in the killable SQL worker."""
+        tools, bound = self.tools(db), TOOL_SPECS[name].bind((), arguments)
+        if name == "ExecuteSQL":
+            observation = tools.call(name, bound)
+            return ToolReply(observation.text, observation.error is not None)
+        observation = tools.execute_sql(bound["sql"])
         if observation.error is not None or observation.result is None:
-            return observation.text
-        return f"Final query: {observation.sql}\n{rows_text(observation.result, 20)}"
+            return ToolReply(observation.text, error=True)
+        return ToolReply(f"Final query: {observation.sql}\n{rows_text(observation.result, 20)}")
 
-    def _ask(self, db: str, question: str) -> str:
+    def _ask(self, db: str, question: str) -> ToolReply:
         self.tools(db)
         if self._asker is None:
             from kgsql.methods import build
@@ -85,7 +113,7 @@ class GraphTools:
             self._asker = build(self.method, self.graph, self._make_lm(), retriever=self.retriever())
         answer = self._asker.ask(question, db=db)
         if answer.error and not answer.sql:
-            return f"Error: {answer.error}"
+            return ToolReply(f"Error: {answer.error}", error=True)
         lines = [f"SQL: {answer.sql}"]
         if answer.error:
             lines.append(f"Error: {answer.error}")
@@ -93,7 +121,7 @@ class GraphTools:
             from kgsql.db.guard import QueryResult
 
             lines.append(rows_text(QueryResult(answer.columns, answer.rows[:20], answer.truncated), 20))
-        return "\n".join(lines)
+        return ToolReply("\n".join(lines), error=bool(answer.error))
 
     def close(self) -> None:
         if self._graph is not None:
@@ -104,7 +132,9 @@ def build_server(tools: GraphTools) -> Any:
     """An ``MCPServer`` exposing :data:`MCP_TOOLS`, every one marked read-only."""
     try:
         from mcp.server.mcpserver import MCPServer
-        from mcp.types import ToolAnnotations
+        from mcp.types import CallToolResult, TextContent, ToolAnnotations
+
+        from kgsql.mcp.wire import without_surrogates
     except ImportError as exc:
         raise InputError("the MCP server needs the mcp package (mcp>=2): pip install 'kgsql[mcp]'") from exc
 
@@ -117,29 +147,35 @@ def build_server(tools: GraphTools) -> Any:
         handler.setLevel(logging.WARNING)
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
-    def ListDatabases() -> str:  # noqa: N802 - tool names are the paper's
-        return tools.run("ListDatabases")
+    def reply(answer: ToolReply) -> Any:
+        """The SDK's result for a tool's reply: its text without lone surrogates, ``isError`` on failure."""
+        return CallToolResult(content=[TextContent(type="text", text=without_surrogates(answer.text))],
+                              is_error=answer.error)
 
-    def DescribeTable(db: str, table: str) -> str:  # noqa: N802
-        return tools.run("DescribeTable", db, table=table)
+    # Return annotations stay ``Any``: the SDK evaluates them in this module's globals.
+    def ListDatabases() -> Any:  # noqa: N802 - tool names are the paper's
+        return reply(tools.run("ListDatabases"))
 
-    def SearchColumn(db: str, semantic: str) -> str:  # noqa: N802
-        return tools.run("SearchColumn", db, semantic=semantic)
+    def DescribeTable(db: str, table: str) -> Any:  # noqa: N802
+        return reply(tools.run("DescribeTable", db, table=table))
 
-    def SearchValue(db: str, value: str, table: str | None = None, column: str | None = None) -> str:  # noqa: N802
-        return tools.run("SearchValue", db, value=value, table=table, column=column)
+    def SearchColumn(db: str, semantic: str) -> Any:  # noqa: N802
+        return reply(tools.run("SearchColumn", db, semantic=semantic))
 
-    def FindShortestPath(db: str, start: str, end: str) -> str:  # noqa: N802
-        return tools.run("FindShortestPath", db, start=start, end=end)
+    def SearchValue(db: str, value: str, table: str | None = None, column: str | None = None) -> Any:  # noqa: N802
+        return reply(tools.run("SearchValue", db, value=value, table=table, column=column))
 
-    def ExecuteSQL(db: str, sql: str) -> str:  # noqa: N802
-        return tools.run("ExecuteSQL", db, sql=sql)
+    def FindShortestPath(db: str, start: str, end: str) -> Any:  # noqa: N802
+        return reply(tools.run("FindShortestPath", db, start=start, end=end))
 
-    def Done(db: str, sql: str) -> str:  # noqa: N802
-        return tools.run("Done", db, sql=sql)
+    def ExecuteSQL(db: str, sql: str) -> Any:  # noqa: N802
+        return reply(tools.run("ExecuteSQL", db, sql=sql))
 
-    def ask(question: str, db: str) -> str:
-        return tools.run("ask", db, question=question)
+    def Done(db: str, sql: str) -> Any:  # noqa: N802
+        return reply(tools.run("Done", db, sql=sql))
+
+    def ask(question: str, db: str) -> Any:
+        return reply(tools.run("ask", db, question=question))
 
     for fn in (ListDatabases, DescribeTable, SearchColumn, SearchValue, FindShortestPath, ExecuteSQL, Done):
         spec = TOOL_SPECS[fn.__name__]

@@ -11,7 +11,8 @@ import os
 import signal
 import sys
 
-from kgsql.cli_types import OneLineParser
+from kgsql.cli_types import OneLineParser, positive_float, positive_int
+from kgsql.db.privilege import add_privileged_flag, apply_privileged_flag
 from kgsql.errors import KgsqlError
 from kgsql.secrets import redact
 
@@ -26,9 +27,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--graph", help="Bolt URI of the schema graph (default: KGSQL_GRAPH_URI or embedded)")
     p.add_argument("--allow-remote", action="store_true",
                    help="listen on a non-loopback --host (the API has no authentication: put a proxy in front)")
-    p.add_argument("--max-busy", type=int, default=4, help="requests served at once (default 4; more get 503)")
+    p.add_argument("--max-busy", type=positive_int, default=4,
+                   help="reads (databases, tables, graph) served at once, and questions (select, ask) at once "
+                        "(default 4 each; more get 503)")
+    p.add_argument("--max-sql", type=positive_int, default=4,
+                   help="requests running SQL (sql, examples) at once, each in its own worker process "
+                        "(default 4; more get 503)")
+    p.add_argument("--sql-timeout", type=positive_float, default=30.0,
+                   help="seconds a query of /api/sql or /api/examples may run (default 30; its worker is killed "
+                        "after)")
     p.add_argument("--lazy", action="store_true",
                    help="load the encoder and the model on the first question instead of at start")
+    add_privileged_flag(p)
     return p
 
 
@@ -38,25 +48,27 @@ def _interrupt(_signum: int, _frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    apply_privileged_flag(args)
     try:
         if args.host not in LOOPBACK and not args.allow_remote:
             raise KgsqlError(f"--host {args.host}: the service listens on loopback only unless --allow-remote "
                              f"(it has no authentication)")
-        if not 0 <= args.port < 65536 or args.max_busy < 1:
-            raise KgsqlError("--port must be 0-65535 and --max-busy at least 1")
+        if not 0 <= args.port < 65536:
+            raise KgsqlError("--port must be 0-65535")
         from kgsql.paths import write_private
         from kgsql.schema_graph import SchemaGraph
         from kgsql.serve.client import state_file
         from kgsql.serve.http import ApiServer
         from kgsql.serve.service import Service
 
-        service = Service(lambda: SchemaGraph.open(args.graph), graph_uri=args.graph or os.environ.get("KGSQL_GRAPH_URI"))
+        service = Service(lambda: SchemaGraph.open(args.graph), graph_uri=args.graph or os.environ.get("KGSQL_GRAPH_URI"),
+                          sql_timeout_s=args.sql_timeout)
         service.graph  # noqa: B018 - connect now: a wrong graph fails here, not on the first request
         if not args.lazy:
             print("kgsql serve: loading the encoder and the model...", file=sys.stderr, flush=True)
             service.warm()
         try:
-            server = ApiServer((args.host, args.port), service, max_busy=args.max_busy,
+            server = ApiServer((args.host, args.port), service, max_busy=args.max_busy, max_sql=args.max_sql,
                                allow_remote=args.allow_remote)
         except OSError as exc:
             raise KgsqlError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None

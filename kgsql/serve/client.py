@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from kgsql.errors import KgsqlError, UnknownNameError
+from kgsql.errors import BusyError, KgsqlError, UnknownNameError
 from kgsql.paths import cache_root
 
 ENV_SERVICE_URL = "KGSQL_SERVICE_URL"
@@ -57,7 +57,7 @@ def same_settings(health: dict[str, Any]) -> bool:
 
 
 def call(url: str, verb: str, path: str, body: dict[str, Any] | None = None, *, timeout_s: float = 600.0) -> Any:
-    """One JSON request; an ``{"error"}`` answer raises it as a kgsql error (404: unknown name)."""
+    """One JSON request; an ``{"error"}`` answer raises it as a kgsql error (404: unknown name, 503: busy)."""
     data = json.dumps(body).encode("utf-8") if body is not None else None
     request = urllib.request.Request(url.rstrip("/") + path, data=data, method=verb,
                                      headers={"Content-Type": "application/json"})
@@ -69,6 +69,7 @@ def call(url: str, verb: str, path: str, body: dict[str, Any] | None = None, *, 
             message = json.loads(exc.read()).get("error") or str(exc)
         except (ValueError, AttributeError):
             message = str(exc)
-        raise (UnknownNameError if exc.code == 404 else KgsqlError)(message) from None
+        kind = {404: UnknownNameError, 503: BusyError}.get(exc.code, KgsqlError)
+        raise kind(message) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise KgsqlError(f"kgsql service at {url} did not answer: {exc}") from None

@@ -11,10 +11,14 @@
     GET  /                                  the web page (kgsql/serve/web)
     GET  /api/openapi.json, /api/docs       the API described (OpenAPI 3.1) and readable
 
-Bounded: request bodies over 64 KiB are refused (413), at most ``max_busy``
-requests run at once (503 beyond), questions reach the model one at a time.
-Errors are ``{"error": "one line"}`` with 400 (bad input), 404 (unknown
-name) or 500; a kgsql error never becomes a traceback on the wire.
+Bounded: request bodies over 64 KiB are refused (413); requests that run SQL,
+questions and reads each have their own slots (``max_sql``, ``max_busy``,
+``max_busy``; 503 at once beyond), so a slow query never holds the routes
+that only read; questions reach the model one at a time. Every error, the
+standard library's protocol errors included, is ``{"error": "one line"}``
+with its status (400 bad input, 403, 404 unknown name or path, 405 another
+method, 411, 413, 414, 415, 431, 501, 503 busy, 505; 500 only for a bug), and
+nothing reaches the log as a traceback (docs/serve.md lists them).
 """
 from __future__ import annotations
 
@@ -22,18 +26,21 @@ import json
 import os
 import re
 import socket
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import unquote
 
-from kgsql.errors import InputError, KgsqlError, UnknownNameError
+from kgsql.errors import BusyError, InputError, KgsqlError, UnknownNameError
 from kgsql.secrets import redact
+from kgsql.serve.body import parse_body
 from kgsql.serve.service import Service
 
 MAX_BODY = 64 * 1024
-MAX_BUSY = 4
+MAX_BUSY = 4  # reads at once, and questions at once (more of a kind get 503)
+MAX_SQL = 4   # requests running SQL at once (each holds one SQL worker process)
 
 _TABLE = re.compile(r"^/api/databases/([^/]+)/tables/([^/]+)$")
 _PICTURE = re.compile(r"^/api/databases/([^/]+)/graph$")
@@ -80,6 +87,22 @@ def routes(service: Service) -> dict[tuple[str, str], Callable[[dict[str, Any]],
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
+#: Routes that can take long, and the pool of slots each takes; every other route takes a "read" slot.
+#: Separate pools: a slow query or a slow model holds slots of its own kind, never the ones health,
+#: databases, tables, the graph and the page answer with.
+SLOT_KINDS: dict[tuple[str, str], str] = {("POST", "/api/sql"): "sql", ("POST", "/api/examples"): "sql",
+                                          ("POST", "/api/ask"): "question", ("POST", "/api/select"): "question"}
+LISTEN_BACKLOG = 1024  # connections the kernel holds until accepted: a burst gets answers (503 at worst), not resets
+LINGER_S = 2.0  # after the last answer, how long a closing connection drains what the client still sends
+LINGER_BYTES = 1024 * 1024  # and how much of it
+MAX_MESSAGE = 1000  # characters of an error message on the wire (an echoed 64 KiB request line is cut)
+
+
+def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` as one bounded line (an error message: a SQL text or a request line may hold newlines)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
 
 class ApiServer(ThreadingHTTPServer):
     """A threading HTTP server that knows its service and how busy it may get.
@@ -89,12 +112,14 @@ class ApiServer(ThreadingHTTPServer):
     DNS rebinding)."""
 
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: tuple[str, int], service: Service, *, max_busy: int = MAX_BUSY,
-                 allow_remote: bool = False) -> None:
+                 max_sql: int = MAX_SQL, allow_remote: bool = False) -> None:
         self.service = service
         self.routes = routes(service)
-        self.slots = threading.BoundedSemaphore(max_busy)
+        self.slots = {"read": threading.BoundedSemaphore(max_busy), "question": threading.BoundedSemaphore(max_busy),
+                      "sql": threading.BoundedSemaphore(max_sql)}
         self.allow_remote = allow_remote
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
@@ -104,6 +129,12 @@ class ApiServer(ThreadingHTTPServer):
     def url(self) -> str:
         host, port = self.server_address[:2]
         return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+    def verbs(self, path: str) -> tuple[str, ...]:
+        """The methods ``path`` answers (none: an unknown path)."""
+        if path in STATIC or path == "/api/docs" or _TABLE.match(path) or _PICTURE.match(path):
+            return ("GET",)
+        return tuple(sorted(verb for verb, route in self.routes if route == path))
 
     def trusted(self, host: str | None, origin: str | None) -> bool:
         """The request names this machine and, if a browser sent it, came from this service's page."""
@@ -117,6 +148,29 @@ class ApiServer(ThreadingHTTPServer):
         scheme, _, rest = origin.partition("://")
         origin_host = rest.rsplit(":", 1)[0] if not rest.startswith("[") else rest.split("]")[0] + "]"
         return scheme == "http" and origin_host in LOOPBACK_HOSTS and rest.endswith(f":{self.server_address[1]}")
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A request that failed outside the routes: one line on stderr, nothing for a client that went away
+        (the standard library prints a traceback)."""
+        error = sys.exc_info()[1]
+        if error is None or isinstance(error, (ConnectionError, TimeoutError)):
+            return
+        print(f"kgsql serve: a request from {client_address[0]} failed: {type(error).__name__}: "
+              f"{one_line(redact(str(error)))}", file=sys.stderr, flush=True)
+
+    def shutdown_request(self, request: Any) -> None:
+        """Close so the client still reads the last answer: stop writing, drain what it still sends (bounded),
+        then close. Closing with unread bytes (a refused body, the rest of an oversized header) would reset
+        the connection, and the client would lose the answer."""
+        try:
+            request.shutdown(socket.SHUT_WR)
+            request.settimeout(LINGER_S)
+            left = LINGER_BYTES
+            while left > 0 and (chunk := request.recv(min(left, 65536))):
+                left -= len(chunk)
+        except OSError:
+            pass
+        self.close_request(request)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -133,6 +187,44 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         self._serve("POST")
 
+    # Other methods get JSON too: 405 with Allow on a known path, 404 elsewhere (never the stdlib's HTML 501).
+    def do_HEAD(self) -> None:  # noqa: N802
+        self._serve("HEAD")
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self._serve("PUT")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._serve("DELETE")
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self._serve("PATCH")
+
+    def do_OPTIONS(self) -> None:  # noqa: N802
+        self._serve("OPTIONS")
+
+    def parse_request(self) -> bool:
+        """The standard library's parse, plus an answer to a blank request line (it closes without one) and
+        no HTTP/0.9 (its answers carry no status line, so no error could be told)."""
+        if not super().parse_request():
+            if not self.requestline.strip():
+                self.send_error(400, "empty request line")
+            return False
+        if self.request_version == "HTTP/0.9":
+            self.send_error(505, "HTTP/0.9 is not served: send HTTP/1.0 or HTTP/1.1")
+            return False
+        return True
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Errors the standard library finds (bad request line 400, 414, 431, 501, 505) answered like every
+        other error, as ``{"error": "one line"}``, instead of its HTML page."""
+        if self.request_version == "HTTP/0.9":  # a request line too broken to name its version
+            self.request_version = "HTTP/1.0"
+        self.close_connection = True
+        default = self.responses.get(code, ("error",))[0]
+        self._json(code, {"error": one_line(f"{default}: {message}" if message and message != default
+                                            else default)})
+
     def _serve(self, verb: str) -> None:
         path = self.path.split("?", 1)[0]
         if not self.server.trusted(self.headers.get("Host"), self.headers.get("Origin")):
@@ -140,10 +232,25 @@ class Handler(BaseHTTPRequestHandler):
             self._json(403, {"error": "requests must name 127.0.0.1/localhost and come from no other site "
                                       "(kgsql serve --allow-remote to serve other hosts)"})
             return
-        if verb == "GET" and path == "/api/docs":
+        raw = self._read_body()
+        if raw is None:
+            return
+        allowed = self.server.verbs(path)
+        if not allowed:
+            known = sorted({p for _v, p in self.server.routes})
+            self._json(404, {"error": one_line(f"no route {verb} {path} (see /api/docs; routes: {', '.join(known)})")})
+            return
+        if verb not in allowed:
+            self._json(405, {"error": one_line(f"{verb} is not served on {path} (allowed: {', '.join(allowed)})")},
+                       headers={"Allow": ", ".join(allowed)})
+            return
+        if verb == "POST" and not (self.headers.get("Content-Type") or "").startswith("application/json"):
+            self._json(415, {"error": "POST bodies must be sent as Content-Type: application/json"})
+            return
+        if path == "/api/docs":
             self._send(200, docs_page().encode("utf-8"), "text/html; charset=utf-8")
             return
-        if verb == "GET" and path in STATIC:
+        if path in STATIC:
             name, kind = STATIC[path]
             try:
                 self._send(200, (WEB / name).read_bytes(), kind)
@@ -151,74 +258,80 @@ class Handler(BaseHTTPRequestHandler):
                 self._json(404, {"error": f"{name} is not installed (./run install copies the web page's "
                                           f"graph library with npm)"})
             return
-        try:
-            length = int(self.headers.get("content-length") or 0)
-        except ValueError:
-            length = -1
-        if length < 0:
-            self.close_connection = True
-            self._json(400, {"error": "bad Content-Length"})
-            return
-        if length > MAX_BODY:
-            self.close_connection = True
-            self._json(413, {"error": f"request body over {MAX_BODY // 1024} KiB"})
-            return
-        if verb == "POST" and not (self.headers.get("Content-Type") or "").startswith("application/json"):
-            self.close_connection = True
-            self._json(415, {"error": "POST bodies must be sent as Content-Type: application/json"})
-            return
-        try:
-            raw = self.rfile.read(length) if length else b""  # read before taking a slot
-        except OSError:
-            self.close_connection = True
-            return
         if path == "/api/health":  # always answers, however busy: ask uses it to find the service
             self._json(*self._dispatch(verb, path, raw))
             return
-        if not self.server.slots.acquire(blocking=False):
+        slots = self.server.slots[SLOT_KINDS.get((verb, path), "read")]
+        if not slots.acquire(blocking=False):  # refused at once, never queued
             self._json(503, {"error": "the service is busy; try again"})
             return
         try:
             status, payload = self._dispatch(verb, path, raw)
         finally:
-            self.server.slots.release()
+            slots.release()
         self._json(status, payload)
+
+    def _read_body(self) -> bytes | None:
+        """The request body, read before any slot is taken; None when refused (answered and closing)."""
+        if self.headers.get("Transfer-Encoding") is not None:  # unread, its chunks would pass for the next request
+            self.close_connection = True
+            self._json(411, {"error": "send the body with a Content-Length (chunked bodies are not read)"})
+            return None
+        lengths = set(self.headers.get_all("Content-Length") or ["0"])
+        try:
+            length = int(lengths.pop() or 0) if len(lengths) == 1 else -1
+        except ValueError:
+            length = -1
+        if length < 0:
+            self.close_connection = True
+            self._json(400, {"error": "bad Content-Length"})
+            return None
+        if length > MAX_BODY:
+            self.close_connection = True
+            self._json(413, {"error": f"request body over {MAX_BODY // 1024} KiB"})
+            return None
+        try:
+            return self.rfile.read(length) if length else b""
+        except OSError:  # the client stopped sending or went away: nobody to answer
+            self.close_connection = True
+            return None
 
     def _dispatch(self, verb: str, path: str, raw: bytes) -> tuple[int, Any]:
         try:
-            body = json.loads(raw or b"{}")
-        except ValueError as exc:
-            return 400, {"error": f"not JSON: {exc}"}
-        try:
-            if not isinstance(body, dict):
-                raise InputError("the request body must be a JSON object")
+            body = parse_body(raw)
             table = _TABLE.match(path)
             if verb == "GET" and table:
                 return 200, self.server.service.table(unquote(table.group(1)), unquote(table.group(2)))
             picture = _PICTURE.match(path)
             if verb == "GET" and picture:
                 return 200, self.server.service.picture(unquote(picture.group(1)))
-            handler = self.server.routes.get((verb, path))
-            if handler is None:
-                known = sorted({p for _v, p in self.server.routes})
-                return 404, {"error": f"no route {verb} {path} (see /api/docs; routes: {', '.join(known)})"}
-            return 200, handler(body)
+            return 200, self.server.routes[(verb, path)](body)
         except UnknownNameError as exc:
-            return 404, {"error": redact(str(exc))}
-        except (InputError, KgsqlError) as exc:
-            return 400, {"error": redact(str(exc))}
-        except Exception as exc:  # noqa: BLE001 - a bug answers 500, the service stays up
-            return 500, {"error": f"internal error: {type(exc).__name__}: {redact(str(exc))[:200]}"}
+            return 404, {"error": one_line(redact(str(exc)))}
+        except BusyError as exc:
+            return 503, {"error": one_line(redact(str(exc)))}
+        except KgsqlError as exc:
+            return 400, {"error": one_line(redact(str(exc)))}
+        except Exception as exc:  # noqa: BLE001 - a bug answers 500 in one line, the service stays up
+            message = one_line(f"internal error: {type(exc).__name__}: {redact(str(exc))}")
+            print(f"kgsql serve: {verb} {one_line(path, 120)}: {message}", file=sys.stderr, flush=True)
+            return 500, {"error": message}
 
-    def _json(self, status: int, payload: Any) -> None:
-        self._send(status, json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8"), "application/json")
+    def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8", "backslashreplace"),
+                   "application/json", headers)
 
-    def _send(self, status: int, data: bytes, content_type: str) -> None:
+    def _send(self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(data)
+        if self.command != "HEAD":  # a HEAD answer has the headers of the body it does not send
+            self.wfile.write(data)
 
 
 def openapi() -> dict[str, Any]:
@@ -263,7 +376,9 @@ def openapi() -> dict[str, Any]:
 def _responses() -> dict[str, Any]:
     return {"200": {"description": "JSON result"}, "400": {"description": "bad input: {error}"},
             "404": {"description": "unknown database, table or route: {error}"},
-            "413": {"description": "body over 64 KiB"}, "503": {"description": "busy"}}
+            "405": {"description": "another method serves this path (see Allow): {error}"},
+            "413": {"description": "body over 64 KiB"}, "415": {"description": "not application/json"},
+            "503": {"description": "busy (every slot of this kind, or every SQL worker): {error}"}}
 
 
 def docs_page() -> str:

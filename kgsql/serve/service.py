@@ -17,14 +17,16 @@ from kgsql.retrieve.lazy import lazy_retriever
 
 MAX_ROWS = 1000  # rows an API answer carries at most
 MAX_METHODS = 8  # built methods kept warm (each option set is one)
+SQL_TIMEOUT_S = 30.0  # a query of /api/sql or /api/examples runs at most this long (its worker is killed after)
 
 
 class Service:
     """The loaded parts and the operations of ``/api/``; every method returns JSON-ready data."""
 
     def __init__(self, open_graph: Callable[[], Any], make_lm: Callable[[], Any] | None = None, *,
-                 graph_uri: str | None = None) -> None:
+                 graph_uri: str | None = None, sql_timeout_s: float = SQL_TIMEOUT_S) -> None:
         self._open_graph = open_graph
+        self.sql_timeout_s = sql_timeout_s
         self._graph_uri = graph_uri
         self._make_lm = make_lm
         self._graph: Any = None
@@ -170,13 +172,15 @@ class Service:
         return data
 
     def sql(self, db: str, sql: str) -> dict[str, Any]:
-        from kgsql.db.guard import execute_query
+        """Rows of a read-only query, run in a killable worker process: a query that crashes or outgrows its
+        budget ends there, not in this service (BusyError when every worker is taken)."""
+        from kgsql.db import isolate
         from kgsql.db.target import available
 
         path = available(self.schema(db).path)
         if path is None:
             raise InputError(f"the file of database '{db}' is not available to run SQL")
-        result = execute_query(path, sql, timeout_s=30.0, max_rows=MAX_ROWS)
+        result = isolate.execute_isolated(path, sql, timeout_s=self.sql_timeout_s, max_rows=MAX_ROWS)
         return {"columns": result.columns, "rows": [list(r) for r in result.rows], "truncated": result.truncated,
                 "elapsed_s": round(result.elapsed_s, 4)}
 

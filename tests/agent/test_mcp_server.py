@@ -36,11 +36,16 @@ async def _session(params: StdioServerParameters) -> dict[str, Any]:
             "Done": {"db": "mcp_geo", "sql": COUNT},
             "ask": {"db": "mcp_geo", "question": "How many cities are there?"},
         }
-        out = {"tools": {t.name: t for t in listed.tools}}
+        out = {"tools": {t.name: t for t in listed.tools}, "failed": set()}
         for name, arguments in calls.items():
-            out[name] = _text(await client.call_tool(name, arguments))
-        out["write"] = _text(await client.call_tool("ExecuteSQL", {"db": "mcp_geo", "sql": "DROP TABLE cities"}))
-        out["unknown_db"] = _text(await client.call_tool("DescribeTable", {"db": "nope", "table": "x"}))
+            result = await client.call_tool(name, arguments)
+            out[name] = _text(result)
+            if result.is_error:
+                out["failed"].add(name)
+        write = await client.call_tool("ExecuteSQL", {"db": "mcp_geo", "sql": "DROP TABLE cities"})
+        unknown_db = await client.call_tool("DescribeTable", {"db": "nope", "table": "x"})
+        out["write"], out["unknown_db"] = _text(write), _text(unknown_db)
+        out["write_failed"], out["unknown_db_failed"] = write.is_error, unknown_db.is_error
         return out
 
 
@@ -72,16 +77,25 @@ def test_every_tool_through_the_sdk_client(stub_env, cli_ingest, example_db: Pat
     assert got["ask"] == f"SQL: {COUNT}\ncount(*)\n12\n(1 row)"
     assert got["write"].startswith("Error: SQL rejected: not a read-only query")
     assert got["unknown_db"].startswith("Error:") and "nope" in got["unknown_db"]
+    assert got["failed"] == set() and got["write_failed"] and got["unknown_db_failed"]  # MCP's isError
     assert example_db.stat().st_mtime_ns == before
 
 
 def test_bad_options_are_one_line(cli_env) -> None:  # type: ignore[no-untyped-def]
-    for args, message in [(["--http", "--host", "0.0.0.0"], "loopback only"),
-                          (["--method", "nope"], "nope"), (["--http", "--port", "0"], "expected 1-65535")]:
+    for args, message, status in [(["--http", "--host", "0.0.0.0"], "loopback only", 1),
+                                  (["--method", "nope"], "nope", 1), (["--http", "--port", "0"], "expected 1-65535", 1),
+                                  (["--http", "--port", "abc"], "argument --port: must be a port number", 2),
+                                  (["--nope"], "unrecognized arguments: --nope", 2)]:
         run = subprocess.run([sys.executable, "-m", "kgsql.mcp", *args], capture_output=True, text=True,
                              env=cli_env, timeout=120)
-        assert run.returncode == 1 and message in run.stderr and "Traceback" not in run.stderr
-        assert len(run.stderr.strip().splitlines()) == 1
+        assert run.returncode == status and message in run.stderr and "Traceback" not in run.stderr, run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
+def test_allow_privileged_is_an_option(cli_env) -> None:  # type: ignore[no-untyped-def]
+    run = subprocess.run([sys.executable, "-m", "kgsql.mcp", "--help"], capture_output=True, text=True,
+                         env=cli_env, timeout=120)
+    assert run.returncode == 0 and "--allow-privileged" in run.stdout
 
 
 def test_streamable_http_on_loopback(cli_env, cli_ingest, example_db: Path) -> None:  # type: ignore[no-untyped-def]

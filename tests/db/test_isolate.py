@@ -122,3 +122,74 @@ def test_aggregate_bombs_return_within_twice_the_timeout(spatial_db: Path, sql: 
     except SQLQueryError as exc:
         assert exc.kind in ("other", "resource", "timeout"), exc
     assert time.monotonic() - started <= 1.0, sql
+
+
+# --------------------------------------------------------------------------- issue 35: the one execution path
+
+#: Reproductions from the hardening probe: each killed or stalled the process that ran it in-process.
+FRECHET = ("SELECT FrechetDistance(MakeLine(MakePoint(0,0),MakePoint(1,1)), "
+           "MakeLine(MakePoint(0,1),MakePoint(1,0)), 0.0001)")  # 6.3 GB, then a segfault inside GEOS
+#: One C call (a naive substring search: 20 M positions x a 40 KB compare) that never returns to SQLite's VM.
+INSTR_20MB = ("SELECT instr(replace(hex(zeroblob(10000000)), '0', 'a'), "
+              "replace(hex(zeroblob(20000)), '0', 'a') || 'b')")
+
+
+def test_a_query_that_crashes_geos_kills_only_its_worker(spatial_db: Path) -> None:
+    from kgsql.db.budget import rss_bytes
+
+    execute_isolated(spatial_db, "SELECT 1")
+    before = rss_bytes()
+    with pytest.raises(QueryResourceError) as caught:
+        execute_isolated(spatial_db, FRECHET, timeout_s=5)
+    assert caught.value.kind == "resource"
+    after = rss_bytes()
+    assert before is None or after is None or after - before <= 64 * 2**20  # this process never ran it
+    assert execute_isolated(spatial_db, "SELECT name FROM parks").rows == [("square",)]
+
+
+def test_a_long_substring_search_ends_near_its_timeout(plain_db: Path) -> None:
+    execute_isolated(plain_db, "SELECT 1")
+    started = time.monotonic()
+    with pytest.raises(QueryTimeoutError):
+        execute_isolated(plain_db, INSTR_20MB, timeout_s=1, memory_mb=2048)  # in-process: ~10 s
+    assert time.monotonic() - started <= 2.0 * 1 + 1.0  # 2x the limit, plus a kill's cleanup
+
+
+def test_a_full_pool_answers_busy_instead_of_starting_more_workers(plain_db: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from kgsql.errors import BusyError
+
+    isolate._POOL.close()
+    monkeypatch.setenv(isolate.ENV_WORKERS, "1")
+    slow = threading.Thread(target=lambda: pytest.raises(Exception, execute_isolated, plain_db, INSTR_20MB,
+                                                         timeout_s=3, memory_mb=2048))
+    slow.start()
+    try:
+        deadline = time.monotonic() + 30
+        while isolate._POOL._busy == 0 and time.monotonic() < deadline:  # the slow query holds the one worker
+            time.sleep(0.01)
+        with pytest.raises(BusyError, match="all 1 SQL workers are busy"):
+            execute_isolated(plain_db, "SELECT 1", wait_s=0.1)
+    finally:
+        slow.join()
+    assert execute_isolated(plain_db, "SELECT 7", wait_s=30).rows == [(7,)]  # freed when it ended
+    assert isolate._POOL._busy == 0
+
+
+def test_a_busy_pool_hands_the_freed_worker_to_a_waiting_query(plain_db: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    isolate._POOL.close()
+    monkeypatch.setenv(isolate.ENV_WORKERS, "1")
+    results: list[object] = []
+    threads = [threading.Thread(target=lambda n=n: results.append(
+        execute_isolated(plain_db, f"SELECT {n}", wait_s=60).rows)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [[(0,)], [(1,)], [(2,)], [(3,)]]  # type: ignore[type-var]
+    assert len(isolate._POOL._idle) == 1  # one process served all four

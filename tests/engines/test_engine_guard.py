@@ -1,9 +1,11 @@
 """Guarded execution on PostgreSQL and DuckDB: rows, caps, error kinds, and hostile SQL that changes nothing.
 
-Each engine gets the same shop database. The hostile statements run as a
-role that could write (PostgreSQL's superuser; DuckDB's file owner): what
-stops them is kgsql's read-only run, and the data is checked unchanged after
-each batch. Only the guard's typed errors may escape.
+Each engine gets the same shop database. Ordinary queries run as kgsql
+requires on PostgreSQL, as a SELECT-only role. The hostile statements run as
+a role that could write (PostgreSQL's superuser, let through with
+``KGSQL_ALLOW_PRIVILEGED=1`` as ``--allow-privileged`` does; DuckDB's file
+owner): what stops them is kgsql's read-only run, and the data is checked
+unchanged after each batch. Only the guard's typed errors may escape.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 
 from engine_shop import FINGERPRINT, PgShop, file_digest
 from kgsql.db.guard import execute_query
+from kgsql.db.privilege import ENV_ALLOW_PRIVILEGED
 from kgsql.db.sql_errors import QueryTimeoutError, SQLQueryError
 from kgsql.errors import DatabaseFileError, QueryExecutionError, UnsafeSQLError
 
@@ -23,7 +26,8 @@ from kgsql.errors import DatabaseFileError, QueryExecutionError, UnsafeSQLError
 @dataclass
 class Shop:
     engine: str
-    url: str            # a role that may write: only kgsql's read-only run stands in the way
+    url: str            # how kgsql should connect: PostgreSQL's SELECT-only role
+    writer_url: str     # a role that may write: only kgsql's read-only run stands in the way
     state: Callable[[], object]
 
 
@@ -31,9 +35,17 @@ class Shop:
 def shop(request: pytest.FixtureRequest) -> Shop:
     if request.param == "postgres":
         pg: PgShop = request.getfixturevalue("pg_shop")
-        return Shop("postgres", pg.superuser_url, lambda: pg.cluster.sql(FINGERPRINT, database=pg.database))
+        return Shop("postgres", pg.reader_url, pg.superuser_url,
+                    lambda: pg.cluster.sql(FINGERPRINT, database=pg.database))
     path = request.getfixturevalue("duck_shop")
-    return Shop("duckdb", f"duckdb://{path}", lambda: file_digest(path))
+    return Shop("duckdb", f"duckdb://{path}", f"duckdb://{path}", lambda: file_digest(path))
+
+
+@pytest.fixture
+def writer(shop: Shop, monkeypatch: pytest.MonkeyPatch) -> Shop:
+    """The shop as a role that may write, run anyway (``--allow-privileged``)."""
+    monkeypatch.setenv(ENV_ALLOW_PRIVILEGED, "1")
+    return Shop(shop.engine, shop.writer_url, shop.writer_url, shop.state)
 
 
 def test_rows_come_back_as_plain_values(shop: Shop) -> None:
@@ -142,13 +154,13 @@ def _refused(shop: Shop, sql: str) -> None:
     # it ran: then it must have been a harmless read; the state check below decides
 
 
-def test_hostile_statements_change_nothing(shop: Shop) -> None:
-    before = shop.state()
-    for sql in COMMON_WRITES + ENGINE_WRITES[shop.engine]:
-        _refused(shop, sql)
-        _refused(shop, sql.lower())
-    assert shop.state() == before
-    assert execute_query(shop.url, "SELECT count(*) FROM orders").rows == [(4,)]
+def test_hostile_statements_change_nothing(writer: Shop) -> None:
+    before = writer.state()
+    for sql in COMMON_WRITES + ENGINE_WRITES[writer.engine]:
+        _refused(writer, sql)
+        _refused(writer, sql.lower())
+    assert writer.state() == before
+    assert execute_query(writer.url, "SELECT count(*) FROM orders").rows == [(4,)]
 
 
 WRAPS = [
@@ -160,8 +172,8 @@ WRAPS = [
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(write=st.sampled_from(COMMON_WRITES[:8]), wrap=st.sampled_from(WRAPS), upper=st.booleans())
-def test_wrapped_writes_never_write(shop: Shop, write: str, wrap: str, upper: bool) -> None:
+def test_wrapped_writes_never_write(writer: Shop, write: str, wrap: str, upper: bool) -> None:
     sql = wrap.format(w=write)
-    before = shop.state()
-    _refused(shop, sql.upper() if upper else sql)
-    assert shop.state() == before
+    before = writer.state()
+    _refused(writer, sql.upper() if upper else sql)
+    assert writer.state() == before

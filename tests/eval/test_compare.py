@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,41 @@ def test_cli_rejects_a_json_without_records(tmp_path: Path,
     bad.write_text('{"n": 1}', encoding="utf-8")
     assert main(["compare", str(bad), str(bad)]) == 1
     assert "records" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- issue 35: files that are not runs
+
+
+def _compare_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kgsql", "eval", "compare", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def _one_line(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 1, proc.stdout
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+def test_cli_names_a_binary_file_in_one_line(tmp_path: Path) -> None:
+    good = write_jsonl(tmp_path / "a.jsonl", [rec("1", 1)])
+    binary = tmp_path / "photo.jsonl"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\xb9\xff\x00" * 50)
+    line = _one_line(_compare_cli(str(binary), str(good)))
+    assert line.startswith("error:") and str(binary) in line and "not UTF-8" in line
+
+
+@pytest.mark.parametrize("content", ['"just a string"\n{"id": "1"}\n', '{"records": 5}', '{"records": [1, 2]}',
+                                     '{"id": "1", "spider_ex": "yes"}\n{"id": "2"}\n'])
+def test_cli_refuses_json_that_is_not_a_run_in_one_line(tmp_path: Path, content: str) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(content, encoding="utf-8")
+    line = _one_line(_compare_cli(str(bad), str(bad)))
+    assert str(bad) in line or "not a number" in line
+
+
+def test_cli_json_output_needs_an_existing_folder(tmp_path: Path) -> None:
+    run = write_jsonl(tmp_path / "a.jsonl", [rec("1", 1)])
+    line = _one_line(_compare_cli(str(run), str(run), "--json", str(tmp_path / "no" / "such" / "cmp.json")))
+    assert "does not exist" in line and not (tmp_path / "no").exists()

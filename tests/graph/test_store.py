@@ -67,3 +67,13 @@ def test_config_resolution_prefers_args_then_env(monkeypatch, tmp_path):
     monkeypatch.delenv("NEO4J_URI")
     monkeypatch.setenv("KGSQL_CONFIG", str(tmp_path / "cfg.yaml"))
     assert resolve_config() == GraphConfig(uri="bolt://fromfile:7687", user="alice", password="s3cret-pass")
+
+
+@pytest.mark.parametrize("uri", ["http://127.0.0.1:7474", "https://127.0.0.1:7473", "bolt://", "ftp://127.0.0.1"])
+def test_a_uri_that_is_not_bolt_is_one_clear_error(uri, monkeypatch):
+    """Issue 35: http:// reached the driver's HTTP transport and failed with ModuleNotFoundError (aiohttp)."""
+    with pytest.raises(GraphUnavailableError, match=r"invalid graph URI .*(not a Bolt URI.*bolt\+s://|no host)"):
+        GraphStore.open(uri, user="u", password="p")
+    monkeypatch.setenv("KGSQL_GRAPH_URI", uri)
+    with pytest.raises(GraphUnavailableError, match=r"\(from KGSQL_GRAPH_URI\)$"):
+        resolve_config()

@@ -201,9 +201,10 @@ def test_postgres_copy_reads_back_the_same_schema_and_rows(cluster: TempCluster,
                                 ("emp", "mgr", "dept", "name"), ("project", "dept_id", "dept", "dept_id")}
         assert cluster.sql("SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND NOT convalidated",
                            database="load_messy") == [(1,)]
-        # SQL written for SQLite finds the folded names
-        assert _rows(url, "SELECT * FROM Emp ORDER BY ID") == EMP_ROWS
-        assert _rows(url, "SELECT Name, budget, active, founded FROM Dept ORDER BY dept_id") == [
+        # SQL written for SQLite finds the folded names (run as a SELECT-only role, as kgsql requires)
+        reader = cluster.create_reader("load_messy", "load_messy_reader")
+        assert _rows(reader, "SELECT * FROM Emp ORDER BY ID") == EMP_ROWS
+        assert _rows(reader, "SELECT Name, budget, active, founded FROM Dept ORDER BY dept_id") == [
             ("Sales", 1000.0, 1, "2001-02-03"), ("Lab", 2500.5, 0, "1999-12-31"), (None, None, None, None)]
         # an existing table is not dropped silently
         assert main([str(source), url]) == 1
@@ -252,7 +253,8 @@ def test_spatialite_points_become_postgis_geometry_with_srid(cluster: TempCluste
         geom = next(c for c in schema.tables[0].columns if c.name == "geom")
         assert geom.type == "geometry(Point,4326)"
         assert geom.spatial is not None and (geom.spatial.geometry_type, geom.spatial.srid) == ("POINT", 4326)
-        assert _rows(url, "SELECT name, ST_X(geom), ST_Y(geom), ST_SRID(geom) FROM place ORDER BY id") == [
+        reader = cluster.create_reader("load_places", "load_places_reader")
+        assert _rows(reader, "SELECT name, ST_X(geom), ST_Y(geom), ST_SRID(geom) FROM place ORDER BY id") == [
             ("Oslo", 10.75, 59.91, 4326), ("Rome", 12.5, 41.9, 4326), ("nowhere", None, None, None)]
         assert cluster.sql("SELECT count(*) FROM pg_indexes WHERE tablename = 'place' AND indexdef ILIKE '%gist%'",
                            database="load_places") == [(1,)]

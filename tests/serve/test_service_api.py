@@ -82,14 +82,16 @@ def test_limits_body_size_and_busy(api, example_db: Path) -> None:  # type: igno
     assert status == 413 and "64 KiB" in payload["error"]
     status, payload = request(server, "POST", "/api/sql", raw=b"{not json")
     assert status == 400 and payload["error"].startswith("not JSON")
-    for _ in range(2):  # both slots taken: the next request is refused, not queued
-        server.slots.acquire()
+    status, payload = request(server, "POST", "/api/sql", raw=b'{"db": "api_geo", "sql": "SELECT 1", "n": NaN}')
+    assert status == 400 and "NaN is not a JSON number" in payload["error"]
+    for _ in range(2):  # both read slots taken: the next read is refused, not queued
+        server.slots["read"].acquire()
     try:
         status, payload = request(server, "GET", "/api/databases")
         health = request(server, "GET", "/api/health")  # but health always answers (ask finds the service)
     finally:
         for _ in range(2):
-            server.slots.release()
+            server.slots["read"].release()
     assert status == 503 and "busy" in payload["error"] and health[0] == 200
     before = example_db.stat().st_mtime_ns
     request(server, "POST", "/api/sql", {"db": "api_geo", "sql": "DELETE FROM cities"})

@@ -4,7 +4,13 @@ The file is opened with ``read_only=True`` (DuckDB refuses every write and
 DDL statement on it), ``enable_external_access=false`` (no other file can be
 read, written or attached: ``read_csv('/etc/passwd')``, ``COPY ... TO``,
 ``ATTACH`` all fail) and ``lock_configuration=true`` (no query can switch
-either back), with extension auto-install/auto-load off. DuckDB has no
+either back), with extension auto-install/auto-load off. DuckDB allocates
+in its own threads, outside anything Python can watch, so the connection
+also gets DuckDB's own ``memory_limit`` (:data:`MEMORY_SHARE` of the guard's
+per-query budget: DuckDB fails the query with its own out-of-memory error
+before the worker process running it (:mod:`kgsql.db.isolate`) is killed at
+the whole budget) and :data:`THREADS` threads (one query of several
+workers must not take every core). DuckDB has no
 statement timeout, so a timer interrupts the connection when a query's time
 is up. The static layers of :func:`kgsql.db.statement.validate_query` run
 first, as for every engine.
@@ -38,7 +44,12 @@ from kgsql.db.statement import _unsafe
 from kgsql.errors import DatabaseFileError
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
 
-__all__ = ["DuckDBEngine", "READ_ONLY_CONFIG"]
+__all__ = ["MEMORY_SHARE", "READ_ONLY_CONFIG", "THREADS", "DuckDBEngine", "connection_config"]
+
+#: Share of the guard's per-query memory budget given to DuckDB's ``memory_limit``.
+MEMORY_SHARE: Final = 0.5
+#: DuckDB threads per connection (each SQL worker holds its own connection).
+THREADS: Final = 1
 
 #: The connection settings that make a DuckDB file read-only and closed to the rest of the file system.
 READ_ONLY_CONFIG: Final[dict[str, Any]] = {
@@ -47,6 +58,17 @@ READ_ONLY_CONFIG: Final[dict[str, Any]] = {
     "autoload_known_extensions": False,
     "lock_configuration": True,
 }
+
+
+def connection_config() -> dict[str, Any]:
+    """:data:`READ_ONLY_CONFIG` plus the memory limit and thread count, read at connect time (the guard's
+    budget may have been changed); locked with the rest, so no query can raise them."""
+    from kgsql.db import guard
+
+    return {**READ_ONLY_CONFIG, "memory_limit": f"{max(1, int(guard.MEMORY_MB * MEMORY_SHARE))}MB",
+            "threads": THREADS}
+
+
 _PATTERNS: Final[tuple[Pattern, ...]] = (
     ("no_such_table", re.compile(r"Table with name (?P<name>\S+) does not exist")),
     ("no_such_column", re.compile(r'Referenced column "(?P<name>[^"]+)" not found')),
@@ -76,7 +98,7 @@ class DuckDBEngine(OneConnection):
         if not path.is_file():
             raise DatabaseFileError(f"DuckDB file not found: {path}")
         try:
-            self._conn = duckdb.connect(str(path), read_only=True, config=dict(READ_ONLY_CONFIG))
+            self._conn = duckdb.connect(str(path), read_only=True, config=connection_config())
         except duckdb.Error as exc:
             raise DatabaseFileError(f"cannot open DuckDB file {path}: {first_line(exc)}") from exc
         return self._conn

@@ -13,9 +13,20 @@ Every connection kgsql opens starts its sessions with
 
 The lexical and sqlglot layers of :func:`kgsql.db.statement.validate_query`
 run before (one statement, a query, no denied function — PostgreSQL's
-file/session/administration functions are on the deny list). The
-documentation (docs/engines.md) adds the last layer a user controls: a role
-that has only SELECT on the tables.
+file/session/administration functions are on the deny list). Then, per
+connection and from the database's own catalog, the engine refuses
+
+* to run generated SQL at all when the connected role could do more than
+  read (a superuser, a role that can write or reach the server's files:
+  :mod:`kgsql.db.engines.pg_role`), unless the user insists with
+  ``--allow-privileged`` (:mod:`kgsql.db.privilege`);
+* a statement calling a function that runs SQL given as text, or otherwise
+  reaches past the query (``ts_stat``, ``query_to_xml``, dblink...:
+  :mod:`kgsql.db.engines.pg_functions`), whose SQL no static check sees.
+
+Reading the schema (ingest) runs only kgsql's own catalog and statistics
+statements, so a privileged role may still be read, with one warning.
+docs/engines.md ("The role kgsql runs as") gives the SELECT-only role recipe.
 
 The catalog (``pg_class``, ``pg_attribute``, ``pg_constraint``, PostGIS's
 ``geometry_columns``) gives what SQLAlchemy's reflection would and more:
@@ -26,6 +37,7 @@ belong to extensions (PostGIS's ``spatial_ref_sys``) are left out.
 """
 from __future__ import annotations
 
+import logging
 import re
 import time
 from typing import Any, Final
@@ -41,16 +53,28 @@ from kgsql.db.engines.base import (
     plain_value,
     quote_identifier,
 )
+from kgsql.db.engines.pg_functions import called_names, reaching_functions
+from kgsql.db.engines.pg_role import role_problems
+from kgsql.db.functions import is_denied_function
 from kgsql.db.guard import QueryResult
+from kgsql.db.privilege import privileged_allowed
 from kgsql.db.sql_errors import QueryResourceError, QueryTimeoutError, SQLQueryError
 from kgsql.db.statement import _unsafe
+from kgsql.db.target import Target
 from kgsql.errors import DatabaseFileError
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, SpatialInfo, Table
 
-__all__ = ["PostgresEngine"]
+__all__ = ["PostgresEngine", "PrivilegedRoleError", "ROLE_RECIPE"]
+
+log = logging.getLogger("kgsql.ingest")
+
+#: Where the SELECT-only role recipe is.
+ROLE_RECIPE: Final = 'docs/engines.md, "The role kgsql runs as"'
 
 CONNECT_TIMEOUT_S: Final = 10
-_SESSION_OPTIONS: Final = "-c default_transaction_read_only=on -c idle_in_transaction_session_timeout=60000"
+#: standard_conforming_strings: a backslash in a plain string is a backslash, as the guard's tokenizers read it.
+_SESSION_OPTIONS: Final = ("-c default_transaction_read_only=on -c idle_in_transaction_session_timeout=60000 "
+                           "-c standard_conforming_strings=on")
 
 #: SQLSTATE classes and codes -> the error kinds self-correction acts on.
 _SQLSTATE_KINDS: Final[dict[str, str]] = {
@@ -69,10 +93,29 @@ _NAME_PATTERNS: Final[tuple[Pattern, ...]] = (
 _WRITE_STATES: Final = frozenset({"25006", "0A000"})  # read_only_sql_transaction; DECLARE of a non-query
 
 
+class PrivilegedRoleError(DatabaseFileError):
+    """The connected role could do more than read, so generated SQL is not run on it."""
+
+
+class _ConnectionFacts:
+    """What the catalog says about one connection, read once: its role and the functions to refuse."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.role = ""
+        self.role_problems: list[str] | None = None
+        self.reaching: dict[str, str] | None = None
+        self.warned = False
+
+
 class PostgresEngine(OneConnection):
     """One PostgreSQL database; one connection, used by one query at a time."""
 
     dialect = "postgres"
+
+    def __init__(self, target: Target) -> None:
+        super().__init__(target)
+        self._facts: _ConnectionFacts | None = None
 
     # ------------------------------------------------------------------ connection
 
@@ -90,12 +133,66 @@ class PostgresEngine(OneConnection):
             raise DatabaseFileError(f"cannot connect to {self.target.display}: {first_line(exc)}") from exc
         return self._conn
 
+    # ------------------------------------------------------------------ what the catalog says of this connection
+
+    def _connection_facts(self) -> _ConnectionFacts:
+        """This connection's facts (read anew after a reconnect), with the role's problems filled in."""
+        conn = self._connection()
+        if self._facts is None or self._facts.conn is not conn:
+            self._facts = _ConnectionFacts(conn)
+        facts = self._facts
+        if facts.role_problems is None:
+            facts.role = str(self.run("SELECT current_user")[0][0])
+            facts.role_problems = role_problems(self.run)
+        return facts
+
+    @staticmethod
+    def _what_the_role_can_do(facts: _ConnectionFacts) -> str:
+        problems = facts.role_problems or []
+        more = f" (and {len(problems) - 1} more reasons it can do more than read)" if len(problems) > 1 else ""
+        return f"PostgreSQL role '{facts.role}' {problems[0]}{more}"
+
+    def _refuse_privileged_role(self) -> _ConnectionFacts:
+        """Raise PrivilegedRoleError unless the role can only read (or the user insisted)."""
+        facts = self._connection_facts()
+        if facts.role_problems and not privileged_allowed():
+            raise PrivilegedRoleError(f"{self._what_the_role_can_do(facts)}: kgsql runs generated SQL only as a "
+                                      f"role that can just read; connect as a SELECT-only role ({ROLE_RECIPE}) "
+                                      f"or pass --allow-privileged")
+        return facts
+
+    def _refuse_reaching_calls(self, facts: _ConnectionFacts, statement: str) -> None:
+        """Raise UnsafeSQLError when ``statement`` calls a function that reaches past the query."""
+        if facts.reaching is None:
+            facts.reaching = reaching_functions(self._run_without_jit)
+        for name in sorted(called_names(statement)):
+            why = facts.reaching.get(name)
+            if why is not None:
+                raise _unsafe(f"function '{name}' is not allowed: it {why} (read from the database's catalog)")
+            if is_denied_function(name, "postgres"):  # a name the static check saw only after decoding (U&"...")
+                raise _unsafe(f"function '{name}' is not allowed")
+
+    def _run_without_jit(self, sql: str) -> list[tuple[Any, ...]]:
+        """A catalog statement whose cost estimate would start JIT compilation (most of a second) for nothing."""
+        import psycopg
+
+        conn = self._connection()
+        try:
+            conn.execute("SET LOCAL jit = off")
+            return conn.execute(sql).fetchall()
+        except psycopg.Error as exc:
+            raise DatabaseFileError(f"{self.target.display}: {first_line(exc)}") from exc
+        finally:
+            _rollback(conn)
+
     # ------------------------------------------------------------------ guarded queries
 
     def execute(self, statement: str, *, timeout_s: float, max_rows: int, max_bytes: int) -> QueryResult:
         import psycopg
 
         with self._lock:
+            facts = self._refuse_privileged_role()
+            self._refuse_reaching_calls(facts, statement)
             conn = self._connection()
             started = time.perf_counter()
             try:
@@ -141,8 +238,18 @@ class PostgresEngine(OneConnection):
                          "WHERE f_table_schema = ANY (current_schemas(false))")
         return {(str(t), str(c)): (str(g).upper(), int(s) if s else None) for t, c, g, s in rows}
 
+    def _warn_privileged_read(self) -> None:
+        """Once per connection: the schema is read, but generated SQL will be refused on this role."""
+        facts = self._connection_facts()
+        if facts.role_problems and not facts.warned and not privileged_allowed():
+            facts.warned = True
+            log.warning("warning: %s: its schema is read (kgsql's own catalog queries only), but questions on it "
+                        "will be refused without --allow-privileged; connect as a SELECT-only role (%s)",
+                        self._what_the_role_can_do(facts), ROLE_RECIPE)
+
     def read_schema(self, name: str, *, sample_rows: int, value_examples: int, with_stats: bool) -> DatabaseSchema:
         with self._lock:
+            self._warn_privileged_read()
             geometry = self._geometry_columns()
             tables: list[Table] = []
             keys: dict[int, Table] = {}
