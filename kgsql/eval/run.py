@@ -68,6 +68,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", action="append", default=None,
                         help="only questions of these databases (comma list; repeatable)")
     parser.add_argument("--limit", type=int, default=None, help="N questions (per split)")
+    parser.add_argument("--db-dir", type=Path, default=None,
+                        help="folder of <db>/<db>.sqlite where the benchmark's loader takes one (BIRD; "
+                             "default: in or beside --data-dir)")
+    parser.add_argument("--no-evidence", action="store_true",
+                        help="ask without the benchmark's evidence (BIRD's hand-written hints): the knowledge "
+                             "an answer needs must come from the graph")
     parser.add_argument("--skip-missing-db", action="store_true",
                         help="sample only questions whose database file exists (default: sample all, "
                              "log the others unscored)")
@@ -161,7 +167,8 @@ def _splits(args: argparse.Namespace) -> list[str | None]:
 
 def load_split(args: argparse.Namespace, split: str | None) -> Dataset:
     benchmark = get_benchmark(args.dataset)
-    return benchmark.load(args.data_dir, split, **benchmark.loader_options(lang=args.questions_lang))
+    return benchmark.load(args.data_dir, split, **benchmark.loader_options(
+        lang=args.questions_lang, db_dir=getattr(args, "db_dir", None)))
 
 
 def load_pool(args: argparse.Namespace, dataset: Dataset) -> Any:
@@ -236,8 +243,17 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
     try:
         for dataset in datasets:
             pool_of_questions = dataset.examples
-            if getattr(args, "skip_missing_db", False):
+            if getattr(args, "skip_missing_db", False) or benchmark.skip_missing_db:
                 pool_of_questions = [e for e in dataset.examples if dataset.db_path(e.db_id) is not None]
+                if not pool_of_questions:
+                    raise InputError(f"{dataset.name} {dataset.split}: no question has its database file "
+                                     f"(looked for <db>/<db>.sqlite under the databases folder beside "
+                                     f"{dataset.root}; give it with --db-dir)")
+                if len(pool_of_questions) < len(dataset.examples) and not getattr(args, "skip_missing_db", False):
+                    absent = sorted({e.db_id for e in dataset.examples} - {e.db_id for e in pool_of_questions})
+                    say(f"{dataset.name} {dataset.split}: {len(dataset.examples) - len(pool_of_questions)} questions "
+                        f"skipped: no database file for {len(absent)} of its databases "
+                        f"({', '.join(absent[:6])}{', ...' if len(absent) > 6 else ''})")
             if getattr(args, "half", None):
                 from kgsql.mining.history import split_examples
 
@@ -265,7 +281,8 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
                 groups = (cross_fold_groups(dataset, examples, folds, with_pool=wants_pool)
                           if args.protocol == "cross-fold"
                           else single_groups(dataset, examples, fixed_pool, with_pool=wants_pool))
-                spec = RunSpec(method, shots, overrides, timeout, max(1, args.concurrency), metric)
+                spec = RunSpec(method, shots, overrides, timeout, max(1, args.concurrency), metric,
+                               with_evidence=not getattr(args, "no_evidence", False))
                 run_cell(cell, dataset, groups, spec, names, args, graph=graph, lm=lm, encoder=encoder)
     finally:
         if own_graph:
@@ -348,6 +365,7 @@ def _finish(args: argparse.Namespace, out: Path, cells: list[Cell], methods: lis
     meta = {"argv": sys.argv[1:], "dataset": args.dataset, "data_dir": str(args.data_dir),
             "protocol": args.protocol, "limit": args.limit, "seed": args.seed,
             "half": getattr(args, "half", None), "half_seed": getattr(args, "half_seed", 0), "dbs": args.db,
+            "evidence": "none" if getattr(args, "no_evidence", False) else "given",
             "model": args.model or os.environ.get("KGSQL_LOCAL_MODEL") or "default",
             "overrides": overrides, "metric": metric, "method_registry": registry() is not None,
             "cells": results, "table": table, "sessions": sessions}

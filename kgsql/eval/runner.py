@@ -53,6 +53,9 @@ class RunSpec:
     timeout_s: float = 30.0
     concurrency: int = 1
     metric: str = "spider_ex"
+    #: Ask with what the benchmark gives beside the question (BIRD's evidence); False: the question alone,
+    #: so whatever knowledge the answer needs must come from the graph.
+    with_evidence: bool = True
 
 
 # --------------------------------------------------------------------------- choosing questions
@@ -132,8 +135,10 @@ def ingest_databases(graph: Any, dataset: Dataset, db_ids: Iterable[str], *, pre
         if path is None:
             continue
         name = graph_name(dataset, db_id, prefix)
+        find = dataset.benchmark.description_folder
+        descriptions = find(dataset.root, dataset.split, db_id) if find is not None else None
         t0 = time.perf_counter()
-        report = graph.ingest(path, name=name)
+        report = graph.ingest(path, name=name, descriptions=descriptions)
         if log is not None and not getattr(report, "unchanged", 0):
             log(f"ingested {db_id} as '{name}' ({time.perf_counter() - t0:.1f} s)")
         names[db_id] = name
@@ -172,8 +177,11 @@ def check_no_leakage(graph: Any, names: dict[str, str], examples: Iterable[Examp
 # --------------------------------------------------------------------------- one question
 
 
-def evidence_for(example: Example) -> str | None:
-    """What the benchmark gives beside the question: BIRD evidence; spatial evidence + ``name`` hints."""
+def evidence_for(example: Example, given: bool = True) -> str | None:
+    """What the benchmark gives beside the question: BIRD evidence; spatial evidence + ``name`` hints
+    (nothing when not ``given``)."""
+    if not given:
+        return None
     parts = [p.strip() for p in (example.evidence, example.hints) if p and p.strip()]
     return " ".join(parts) or None
 
@@ -326,9 +334,9 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
         try:
             if hasattr(asker, "ask_example"):  # a replay: the records of this very question answer the model calls
                 answer = asker.ask_example(example.id, example.question, db=names[example.db_id],
-                                           evidence=evidence_for(example))
+                                           evidence=evidence_for(example, spec.with_evidence))
             else:
-                answer = asker.ask(example.question, db=names[example.db_id], evidence=evidence_for(example))
+                answer = asker.ask(example.question, db=names[example.db_id], evidence=evidence_for(example, spec.with_evidence))
         except NotReplayable as exc:
             return finish(Record(id=example.id, db_id=example.db_id, question=example.question,
                                  gold=list(example.gold), error=str(exc), error_kind=NOT_REPLAYABLE,

@@ -151,19 +151,18 @@ def test_model_failures_are_not_logged_and_stop_the_run(spider_dir: Path, tmp_pa
 
 
 def test_all_databases_missing_is_reported(tmp_path: Path, schema_graph) -> None:
-    root = tmp_path / "bird"
+    root = tmp_path / "spider"
     root.mkdir()
-    rows = [{"question_id": i, "db_id": "financial", "question": f"q{i}?", "SQL": "SELECT 1", "evidence": "",
-             "difficulty": "simple"} for i in range(3)]
+    rows = [{"db_id": "financial", "question": f"q{i}?", "query": "SELECT 1"} for i in range(3)]
     (root / "dev.json").write_text(json.dumps(rows), encoding="utf-8")
     out = tmp_path / "run"
-    args = parse(["--dataset", "bird", "--data-dir", str(root), "--method", "kgsql", "--shots", "0",
-                  "--out", str(out), "--no-progress"])
+    args = parse(["--dataset", "spider", "--data-dir", str(root), "--method", "kgsql", "--shots", "0",
+                  "--out", str(out), "--no-progress", "--pool", "none"])
     messages: list[str] = []
     lm = ScriptedLM(lambda *a: pytest.fail("no question can be asked without its database"))
     meta = run_eval(args, lm=lm, graph=schema_graph, say=messages.append)
     cell = meta["cells"][0]
-    assert cell["n"] == 3 and cell["n_scored"] == 0 and cell["n_missing_db"] == 3 and cell["bird_ex"] is None
+    assert cell["n"] == 3 and cell["n_scored"] == 0 and cell["n_missing_db"] == 3 and cell["spider_ex"] is None
     assert any("3 of 3 selected questions have no database file" in m for m in messages)
 
 
@@ -454,3 +453,86 @@ def test_questions_the_graph_learnt_are_refused(spider_dir: Path, tmp_path: Path
     again.graph_prefix = args.graph_prefix
     with pytest.raises(InputError, match="has learnt 1 of the questions under test"):
         run_eval(again, lm=answering_lm(), graph=schema_graph, say=lambda s: None)
+
+
+# --------------------------------------------------------------------------- BIRD on the shared layout (issue 28)
+
+#: A description CSV as BIRD ships some: cp1252 (a 0x92 apostrophe), a value description with codes.
+CLUB_CSV = ("original_column_name,column_name,column_description,data_format,value_description\r\n"
+            "member_id,member id,the member\u2019s unique id,integer,\r\n"
+            "position,position,the member\u2019s role in the club,text,\"Member, President, Treasurer\"\r\n"
+            ).encode("cp1252")
+
+
+@pytest.fixture()
+def bird_shared(tmp_path: Path) -> Path:
+    """``bird/dev_2024/dev.json`` beside ``bird/dev_databases/`` and ``bird/dev_databases_descriptions/``,
+    with one of the two databases absent (as in ../shared/data/bird)."""
+    root = tmp_path / "bird"
+    rows = [{"question_id": 1, "db_id": "club", "question": "How many members are there?",
+             "SQL": "SELECT count(*) FROM member", "evidence": "members are rows of member",
+             "difficulty": "simple"},
+            {"question_id": 2, "db_id": "club", "question": "Who is the president?",
+             "SQL": "SELECT member_id FROM member WHERE position = 'President'",
+             "evidence": "president refers to position = 'President'", "difficulty": "moderate"},
+            {"question_id": 3, "db_id": "financial", "question": "How many loans?", "SQL": "SELECT 1",
+             "evidence": "", "difficulty": "simple"}]
+    (root / "dev_2024").mkdir(parents=True)
+    (root / "dev_2024" / "dev.json").write_text(json.dumps(rows), encoding="utf-8")
+    make_db(root / "dev_databases" / "club" / "club.sqlite",
+            "CREATE TABLE member (member_id INTEGER PRIMARY KEY, position TEXT);"
+            "INSERT INTO member VALUES (1, 'President'), (2, 'Member'), (3, 'Member');")
+    desc = root / "dev_databases_descriptions" / "club" / "database_description"
+    desc.mkdir(parents=True)
+    (desc / "member.csv").write_bytes(CLUB_CSV)
+    return root
+
+
+def test_bird_finds_the_databases_beside_the_questions_and_skips_the_absent_ones(
+        bird_shared: Path, tmp_path: Path, schema_graph, unique_name) -> None:
+    prefix = unique_name("b") + "_"
+    prompts: list[str] = []
+
+    def answer(messages: Any, *rest: Any) -> str:
+        text = str(messages)
+        prompts.append(text)
+        return "```sql\nSELECT count(*) FROM member\n```"
+
+    messages: list[str] = []
+    args = parse(["--dataset", "bird", "--data-dir", str(bird_shared / "dev_2024"), "--method", "kgsql",
+                  "--shots", "0", "--out", str(tmp_path / "run"), "--no-progress", "--graph-prefix", prefix, *LEAN])
+    meta = run_eval(args, lm=ScriptedLM(answer), graph=schema_graph, say=messages.append)
+    cell = meta["cells"][0]
+    assert cell["n"] == 2 and cell["n_scored"] == 2 and cell["n_missing_db"] == 0  # financial's question skipped
+    assert any("1 questions skipped: no database file for 1 of its databases (financial)" in m for m in messages)
+    column = {c.name: c for c in schema_graph.table(prefix + "club", "member").columns}["position"]
+    assert column.description == "the member\u2019s role in the club"  # read from the cp1252 CSV beside
+    assert any("president refers to position = 'President'" in p for p in prompts)
+    assert meta["evidence"] == "given"
+
+
+def test_no_evidence_asks_the_question_alone(bird_shared: Path, tmp_path: Path, schema_graph, unique_name) -> None:
+    prompts: list[str] = []
+
+    def answer(messages: Any, *rest: Any) -> str:
+        prompts.append(str(messages))
+        return "```sql\nSELECT count(*) FROM member\n```"
+
+    args = parse(["--dataset", "bird", "--data-dir", str(bird_shared / "dev_2024"), "--method", "kgsql",
+                  "--shots", "0", "--out", str(tmp_path / "run"), "--no-progress", "--no-evidence",
+                  "--graph-prefix", unique_name("b") + "_", *LEAN])
+    meta = run_eval(args, lm=ScriptedLM(answer), graph=schema_graph, say=lambda s: None)
+    assert prompts and not any("refers to position" in p or "members are rows" in p for p in prompts)
+    assert meta["evidence"] == "none" and meta["cells"][0]["n_scored"] == 2
+
+
+def test_bird_with_no_database_at_all_is_one_clear_error(tmp_path: Path, schema_graph) -> None:
+    root = tmp_path / "bird"
+    root.mkdir()
+    (root / "dev.json").write_text(json.dumps([{"question_id": 0, "db_id": "financial", "question": "q?",
+                                                "SQL": "SELECT 1", "evidence": ""}]), encoding="utf-8")
+    args = parse(["--dataset", "bird", "--data-dir", str(root), "--method", "kgsql", "--shots", "0",
+                  "--out", str(tmp_path / "run"), "--no-progress"])
+    with pytest.raises(InputError, match="no question has its database file"):
+        run_eval(args, lm=ScriptedLM(lambda *a: pytest.fail("nothing to ask")), graph=schema_graph,
+                 say=lambda s: None)

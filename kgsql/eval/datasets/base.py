@@ -109,6 +109,12 @@ class Benchmark:
     #: ``descriptions_dir(data_dir, split)``: column description CSVs beside tables.json (BIRD).
     schema_source: SchemaSource = "tables.json"
     descriptions_dir: Callable[[Path, str], Path | None] | None = None
+    #: ``description_folder(data_dir, split, db_id)``: one database's description CSVs, given to ingest
+    #: when they are not beside its file (a shared data folder keeps them apart from the databases).
+    description_folder: Callable[[Path, str, str], Path | None] | None = None
+    #: Only some of the benchmark's databases can be had: ``eval run`` samples only questions whose
+    #: database file exists (one line says how many were left out), as ``--skip-missing-db`` does.
+    skip_missing_db: bool = False
     #: The split learned components train on (``lab.calibrate``); None: the default split.
     train_split: str | None = None
 

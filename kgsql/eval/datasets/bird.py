@@ -27,7 +27,7 @@ def load_bird(
     names = [f"{split}.json"] + (["mini_dev_sqlite.json"] if split.startswith("mini") else [])
     qfile = Path(questions_file) if questions_file else first_existing(root, names, "BIRD questions file")
     rows = read_json_list(qfile)
-    db_root = Path(db_dir) if db_dir else first_dir(root, [f"{split}_databases", "dev_databases", "databases"])
+    db_root = Path(db_dir) if db_dir else _databases_dir(root, split)
     tfile = Path(tables_file) if tables_file else first_file(
         root, [f"{split}_tables.json", "dev_tables.json", "tables.json"])
     examples = []
@@ -42,6 +42,20 @@ def load_bird(
                    if k not in ("db_id", "question", "SQL", "evidence", "difficulty")},
         ))
     return Dataset(NAME, split, root, examples, db_map(db_root, [e.db_id for e in examples]), tfile)
+
+
+def _databases_dir(root: Path, split: str) -> Path | None:
+    """``<split>_databases/`` in the questions' folder or beside it (the release's ``dev_20240627/``
+    holds both; a shared data folder keeps ``dev_2024/`` and ``dev_databases/`` side by side)."""
+    names = [f"{split}_databases", "dev_databases", "databases"]
+    return first_dir(root, names) or first_dir(root.parent, names)
+
+
+def description_folder(root: Path, split: str, db_id: str) -> Path | None:
+    """``<db>/database_description/`` of one database in the descriptions folder, if there is one."""
+    base = descriptions_dir(root, split)
+    candidate = base / db_id / "database_description" if base is not None else None
+    return candidate if candidate is not None and candidate.is_dir() else None
 
 
 def descriptions_dir(root: Path, split: str) -> Path | None:
@@ -59,4 +73,6 @@ BENCHMARK = Benchmark(
     splits=("dev", "mini_dev"), default_split="dev",
     metric="bird_ex", timeout_s=30.0,
     descriptions_dir=descriptions_dir,
+    description_folder=description_folder,
+    skip_missing_db=True,
 )
