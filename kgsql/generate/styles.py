@@ -23,6 +23,10 @@ geometry columns keep their geometry type (``point``), which Spider lacks.
   comments on low-cardinality text columns (``-- values: 'Africa', 'Asia'``
   when the examples are every distinct value, ``-- e.g. ...`` otherwise); key
   and id columns, numbers and long free text get none (kgsql's default).
+* ``code-knowledge`` ``code-values`` plus each column's description and value
+  meaning from the database's documentation in the same comment
+  (``-- the id of the hero's eye colour; values: ...``); identical to
+  ``code-values`` on a schema without descriptions.
 * ``kg``            kgsql's unified KG-based schema (``render.render_kg_schema``).
 
 ``render_schema(style, schema, example_rows=c)`` adds ACT-SQL's
@@ -37,7 +41,7 @@ from typing import Callable
 from kgsql.generate.render import RenderOptions, render_kg_schema, table_ref
 from kgsql.generate.rows import DEFAULT_MAX_CHARS, render_rows, sample_rows
 from kgsql.registry import Registry
-from kgsql.schema.model import DatabaseSchema, Table
+from kgsql.schema.model import Column, DatabaseSchema, Table
 
 __all__ = [
     "SchemaStyle", "register_style", "get_style", "available_styles", "render_schema", "render_example_rows",
@@ -217,6 +221,60 @@ def _code_values(schema: DatabaseSchema, table: Table) -> str:
     return "\n".join(out)
 
 
+#: Characters of a column's note (its description and what its values mean) in a knowledge comment.
+NOTE_CHARS = 200
+_FILLER = {"the", "a", "an", "of", "its", "this", "column"}
+
+
+def _words(text: str) -> set[str]:
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
+    return {w for w in re.split(r"[^0-9a-z]+", spaced.lower()) if w} - _FILLER
+
+
+def _restates(text: str, column: str) -> bool:
+    """A description that only repeats the column's name ("member id" for member_id) tells nothing."""
+    return _words(text) <= _words(column)
+
+
+#: Labels and bullets documentation writers put before a note (BIRD's "commonsense evidence:").
+_NOTE_NOISE = re.compile(r"\b(commonsense (evidence|reasoning))\s*:?\s*|[\u2022\u00b7\ufffd]\s*", re.I)
+
+
+def _plain(text: str) -> str:
+    return " ".join(_NOTE_NOISE.sub(" ", text).split()).strip(" .;")
+
+
+def _column_note(column: Column) -> str:
+    """The column's description and value meaning as one line (empty when the graph has neither,
+    or only a restated name)."""
+    description, meaning = _plain(column.description), _plain(column.value_explanation)
+    parts = [description] if description and not _restates(description, column.name) else []
+    if meaning and _words(meaning) != _words(description):
+        parts.append(meaning)
+    note = "; ".join(parts)
+    if len(note) > NOTE_CHARS:
+        note = note[:NOTE_CHARS - 3].rsplit(" ", 1)[0] + "..."
+    return note
+
+
+def _code_knowledge(schema: DatabaseSchema, table: Table) -> str:
+    """``code-values`` plus what the graph knows of each column from the database's documentation:
+    its description and what its values mean (BIRD's description CSVs, ``ingest --descriptions``,
+    a profile), in the same end-of-line comment. A schema without descriptions renders exactly as
+    ``code-values``."""
+    lines = _code(schema, table).split("\n")
+    out = [lines[0]]
+    for line, col in zip(lines[1:], table.columns):
+        note = _column_note(col).replace("\n", " ")
+        values = _values_comment(schema, table, col.name)
+        if note:
+            out.append(f"{line} -- {note}" + ("; " + values.removeprefix(" -- ") if values else ""))
+        else:
+            out.append(line + values)
+    out.extend(lines[1 + len(table.columns):])
+    return "\n".join(out)
+
+
 def _kg(schema: DatabaseSchema) -> str:
     return render_kg_schema(schema, RenderOptions())
 
@@ -230,4 +288,6 @@ register_style(SchemaStyle("code", table=_code, separator="\n\n",
                            description="DAIL-SQL code representation: CREATE TABLE statements"))
 register_style(SchemaStyle("code-values", table=_code_values, separator="\n\n",
                            description="code representation + values of low-cardinality text columns as comments"))
+register_style(SchemaStyle("code-knowledge", table=_code_knowledge, separator="\n\n",
+                           description="code-values + each column's description and value meaning as comments"))
 register_style(SchemaStyle("kg", whole=_kg, description="kgsql unified KG-based schema"))

@@ -58,7 +58,8 @@ def concert(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
     return read_database(path, name="concert")
 
 
-@pytest.mark.parametrize("style", ["table-column", "create", "create-eoc", "create-eot", "code", "code-values", "kg"])
+@pytest.mark.parametrize("style", ["table-column", "create", "create-eoc", "create-eot", "code", "code-values",
+                                   "code-knowledge", "kg"])
 @pytest.mark.parametrize("rows", [0, 3])
 def test_style_golden(concert, style: str, rows: int) -> None:  # type: ignore[no-untyped-def]
     text = render_schema(style, concert, example_rows=rows)
@@ -74,7 +75,8 @@ def test_spatial_rows_show_wkt(example_db: Path, style: str) -> None:
 
 
 def test_every_registered_style_has_a_golden_test() -> None:
-    assert set(available_styles()) == {"table-column", "create", "create-eoc", "create-eot", "code", "code-values", "kg"}
+    assert set(available_styles()) == {"table-column", "create", "create-eoc", "create-eot", "code", "code-values",
+                                       "code-knowledge", "kg"}
 
 
 def test_aliases_and_unknown_style() -> None:
@@ -116,3 +118,68 @@ def test_display_value() -> None:
 ])
 def test_spider_types(declared: str, expected: str) -> None:
     assert spider_type(declared) == expected
+
+
+# --------------------------------------------------------------------------- code-knowledge (issue 28)
+
+#: Lines as BIRD's description CSVs write them (superhero, student_club, card_games).
+HERO_CSV = (
+    "original_column_name,column_name,column_description,data_format,value_description\n"
+    "id,,the unique identifier of the superhero,integer,\n"
+    "superhero_name,superhero name,superhero name,text,\n"
+    "eye_colour_id,eye colour id,the id of the superhero's eye color,integer,\n"
+    "height_cm,height cm,the height of the superhero,integer,\"commonsense evidence: The unit of height is "
+    "centimeter. If the height_cm is NULL or 0, it means the height of the superhero is missing. \"\n"
+    "status,,,text,\"\u2022 Closed: the event is closed \u2022 Open: the event is opened\"\n"
+)
+
+
+@pytest.fixture(scope="module")
+def heroes(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    from kgsql.ingest.knowledge import enrich
+
+    folder = tmp_path_factory.mktemp("heroes")
+    path = folder / "heroes.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE colour (id INTEGER PRIMARY KEY, colour TEXT);
+        CREATE TABLE superhero (id INTEGER PRIMARY KEY, superhero_name TEXT,
+            eye_colour_id INTEGER REFERENCES colour(id), height_cm INTEGER, status TEXT);
+        INSERT INTO colour VALUES (1, 'Blue'), (2, 'Amber');
+        INSERT INTO superhero VALUES (1, 'A-Bomb', 1, 203, 'Open'), (2, 'Abe Sapien', 2, 191, 'Closed');
+    """)
+    conn.commit()
+    conn.close()
+    desc = folder / "database_description"
+    desc.mkdir()
+    (desc / "superhero.csv").write_text(HERO_CSV, encoding="utf-8")
+    return enrich(read_database(path, name="heroes"), path, descriptions_dir=desc, use_shipped_profiles=False)
+
+
+def test_code_knowledge_writes_descriptions_and_value_meanings_next_to_their_column(heroes) -> None:  # type: ignore[no-untyped-def]
+    text = render_schema("code-knowledge", heroes)
+    assert_golden(FIXTURES / "heroes-code-knowledge.txt", text + "\n")
+    lines = {line.strip().split()[0]: line for line in text.splitlines() if " -- " in line}
+    assert "the unit of height is centimeter" in lines["height_cm"].lower()  # the unit, where the model needs it
+    assert "commonsense evidence" not in text and "\u2022" not in text  # the writers' labels and bullets go
+    assert lines["superhero_name"].endswith("-- values: 'A-Bomb', 'Abe Sapien'")  # "superhero name" repeats the name
+    assert lines["status"].endswith("values: 'Closed', 'Open'")  # meaning first, then the values
+
+
+def test_code_knowledge_is_code_values_where_the_graph_has_no_descriptions(concert) -> None:  # type: ignore[no-untyped-def]
+    assert render_schema("code-knowledge", concert) == render_schema("code-values", concert)
+
+
+def test_a_long_note_is_cut_at_a_word(heroes) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    from kgsql.generate.styles import NOTE_CHARS
+
+    table = heroes.table("superhero")
+    long = replace(table.column("height_cm"), value_explanation="centimeters " * 60)
+    schema = replace(heroes, tables=[replace(table, columns=[long])])
+    line = render_schema("code-knowledge", schema).splitlines()[1]
+    note = line.split(" -- ", 1)[1]
+    assert len(note) <= NOTE_CHARS and note.endswith("...") and "centimet..." not in note
