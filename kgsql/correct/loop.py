@@ -6,8 +6,10 @@ same prompt plus a tip often gives the same query. Here:
 
 1. the first candidate is generated greedily and run through the rules of
    ``kgsql.correct`` (one ``CheckContext`` per question, one connection);
-   a failed one whose columns sit on the wrong tables is first repaired
-   through the FK graph without a model call (``kgsql.correct.repair``);
+   a failed one is first rewritten without a model call by the repairs of
+   :data:`REPAIRS`, in order (columns on the wrong tables moved through the FK
+   graph, ``kgsql.correct.repair``; a lookup table's label read through its
+   key, ``kgsql.correct.lookup``), keeping the first rewrite that runs;
    on PostGIS, lengths/areas/distances of lon/lat geometry are cast to
    geography first, so they come in metres (``kgsql.correct.units``);
 2. while it still fails, up to ``max_rounds`` greedy rounds show the failed query,
@@ -26,10 +28,12 @@ same prompt plus a tip often gives the same query. Here:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
+from kgsql.correct.lookup import repair_lookups
 from kgsql.correct.repair import repair_joins
 from kgsql.correct.units import geography_units
 from kgsql.correct.rules import is_vacuous
@@ -52,6 +56,15 @@ class LoopOptions:
     tip_kinds: tuple[str, ...] = ()  # keep only these tip kinds (empty: all)
     show_failed_query: bool = True
     repair: bool = True          # join repair of misplaced columns (no model call)
+    lookup_repair: bool = False  # a lookup table's label read through its key (no model call; being measured)
+
+
+#: Rewrites of a failed candidate without a model call, in the order tried: (the LoopOptions switch, the
+#: rewrite, returning the new SQL or None). A new repair is one module and one line here.
+REPAIRS: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
+    ("repair", repair_joins),
+    ("lookup_repair", repair_lookups),
+)
 
 
 class Generator(Protocol):
@@ -140,21 +153,24 @@ class CorrectionLoop:
             checked = check_candidate(ctx, sql, tips=opts.tips, vacuous_as_empty=True)
             tried[key] = checked
             out.candidates.append(sql)
-            if checked.result is None and opts.repair and opts.tips:
+            if checked.result is None and opts.tips:
                 return repaired(checked), False
             return checked, False
 
         def repaired(failed: Checked) -> Checked:
-            """The join-repaired candidate when it runs, else the failed one."""
-            sql = repair_joins(ctx, failed.sql)
-            if sql is None or same_query(sql) in tried:
-                return failed
-            checked = check_candidate(ctx, sql, tips=opts.tips, vacuous_as_empty=True)
-            tried[same_query(sql)] = checked
-            out.votes[same_query(sql)] = out.votes.get(same_query(sql), 0) + 1
-            out.candidates.append(sql)
-            out.repaired += 1
-            return checked if checked.result is not None else failed
+            """The first of :data:`REPAIRS`' rewrites that runs, else the failed candidate."""
+            for switch, repair in REPAIRS:
+                sql = repair(ctx, failed.sql) if getattr(opts, switch) else None
+                if sql is None or same_query(sql) in tried:
+                    continue
+                checked = check_candidate(ctx, sql, tips=opts.tips, vacuous_as_empty=True)
+                tried[same_query(sql)] = checked
+                out.votes[same_query(sql)] = out.votes.get(same_query(sql), 0) + 1
+                out.candidates.append(sql)
+                out.repaired += 1
+                if checked.result is not None:
+                    return checked
+            return failed
 
         current, _ = attempt("sql", "")
         feedback = ""

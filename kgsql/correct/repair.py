@@ -27,7 +27,7 @@ from kgsql.retrieve.joins import FKGraph, fk_graph, path_to
 from kgsql.schema.model import DatabaseSchema, Table
 
 
-class _Scope:
+class Scope:
     """One SELECT's FROM items: alias -> schema table, and the real tables present."""
 
     def __init__(self, select: exp.Select, schema: DatabaseSchema) -> None:
@@ -64,7 +64,7 @@ def _has(table: Table, column: str) -> bool:
     return any(c.name.lower() == column.lower() for c in table.columns)
 
 
-def _own_columns(select: exp.Select) -> list[exp.Column]:
+def own_columns(select: exp.Select) -> list[exp.Column]:
     return [c for c in select.find_all(exp.Column)
             if c.find_ancestor(exp.Select) is select and not isinstance(c.this, exp.Star)]
 
@@ -73,16 +73,16 @@ def _set_table(column: exp.Column, alias: str) -> None:
     column.set("table", exp.to_identifier(alias))
 
 
-def _qualify_all(scope: _Scope) -> None:
+def qualify_all(scope: Scope) -> None:
     """Qualify the SELECT's unqualified columns that exactly one FROM item has."""
-    for col in _own_columns(scope.select):
+    for col in own_columns(scope.select):
         if not col.table:
             holders = scope.holders(col.name)
             if len(holders) == 1:
-                _set_table(col, _written(scope, holders[0]))
+                _set_table(col, written(scope, holders[0]))
 
 
-def _written(scope: _Scope, alias_lower: str) -> str:
+def written(scope: Scope, alias_lower: str) -> str:
     """The alias as the query wrote it."""
     table = scope.by_alias[alias_lower]
     for alias in scope.alias_of.values():
@@ -91,7 +91,7 @@ def _written(scope: _Scope, alias_lower: str) -> str:
     return table.name if table.name.lower() == alias_lower else alias_lower
 
 
-def _nearest_owner(scope: _Scope, column: str, g: FKGraph) -> tuple[Table, list[tuple[str, str]]] | None:
+def _nearest_owner(scope: Scope, column: str, g: FKGraph) -> tuple[Table, list[tuple[str, str]]] | None:
     present = [t.name for t in scope.by_alias.values()]
     found: list[tuple[int, Table, list[tuple[str, str]]]] = []
     for table in scope.schema.tables:
@@ -108,7 +108,7 @@ def _nearest_owner(scope: _Scope, column: str, g: FKGraph) -> tuple[Table, list[
     return found[0][1], found[0][2]
 
 
-def _join_path(scope: _Scope, steps: list[tuple[str, str]], g: FKGraph) -> None:
+def _join_path(scope: Scope, steps: list[tuple[str, str]], g: FKGraph) -> None:
     """Append a JOIN for each new table on the path, on the first FK between the pair."""
     for a, b in steps:
         if b.lower() in scope.alias_of:
@@ -124,19 +124,19 @@ def _join_path(scope: _Scope, steps: list[tuple[str, str]], g: FKGraph) -> None:
 
 
 def _repair_select(select: exp.Select, schema: DatabaseSchema, g: FKGraph) -> bool:
-    scope = _Scope(select, schema)
+    scope = Scope(select, schema)
     if not scope.ok:
         return False
     outputs = {e.alias.lower() for e in select.expressions if isinstance(e, exp.Alias) and e.alias}
     changed = joined = False
-    for col in _own_columns(select):
+    for col in own_columns(select):
         qualifier = col.table.lower()
         holders = scope.holders(col.name)
         if qualifier and qualifier in scope.by_alias:
             if _has(scope.by_alias[qualifier], col.name):
                 continue
             if len(holders) == 1:
-                _set_table(col, _written(scope, holders[0]))
+                _set_table(col, written(scope, holders[0]))
                 changed = True
                 continue
         elif qualifier:
@@ -150,7 +150,7 @@ def _repair_select(select: exp.Select, schema: DatabaseSchema, g: FKGraph) -> bo
             continue
         table, steps = owner
         if not joined:
-            _qualify_all(scope)
+            qualify_all(scope)
             joined = True
         _join_path(scope, steps, g)
         _set_table(col, scope.alias(table.name))
