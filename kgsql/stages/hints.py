@@ -1,6 +1,6 @@
 """Graph-derived hints: what the graph knows that the question's words do not say.
 
-No model call. Two kinds, each a line of the prompt's "Hints from the
+No model call. Three kinds, each a line of the prompt's "Hints from the
 database" block:
 
 * value hints: a cell value the question names, and the column that holds it
@@ -10,7 +10,12 @@ database" block:
   relevant (foreign keys of their Steiner tree in the FK graph), so the model
   joins on keys instead of on look-alike names; said as a condition ("if the
   query needs several of these tables"), and never for a pair of tables
-  linked by two keys, whose choice only the question can make.
+  linked by two keys, whose choice only the question can make;
+* key hints (``key_hints``, being measured): a key the question names by its
+  concept ("eye colour" names ``superhero.eye_colour_id``), with the table it
+  leads to and that table's label (``eye colour: join colour on
+  superhero.eye_colour_id = colour.id and read colour.colour``) -- exactly the
+  choice the join hints leave out when one lookup table has several keys.
 
 This replaces LLM-written evidence as the default: with small models that
 evidence misled the SQL (docs/eval.md); it stays an option for strong endpoints.
@@ -21,6 +26,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from kgsql.errors import UnknownNameError
 from kgsql.generate.render import table_ref
 from kgsql.retrieve.joins import complete_joins
 from kgsql.schema.model import DatabaseSchema
@@ -63,6 +69,53 @@ def value_lines(values: list[ValueHit]) -> list[str]:
     return lines
 
 
+_SPELLING = (("our", "or"), ("ise", "ize"))
+_KEY_WORDS = {"id", "code", "key", "fk", "no"}
+
+
+def _stems(text: str) -> list[str]:
+    """Lower-case words, plural -s dropped, British spellings folded to American (colours -> color)."""
+    words = re.findall(r"[a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower().replace("_", " "))
+    out = []
+    for word in words:
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]  # eye colours -> eye colour
+        for british, american in _SPELLING:
+            if word.endswith(british):
+                word = word[: -len(british)] + american
+        out.append(word)
+    return out
+
+
+def key_lines(schema: DatabaseSchema, question: str, *, limit: int = 3) -> list[str]:
+    """Keys the question names by their concept, each with the join and the label it leads to.
+
+    A key column's name without its key word (``eye_colour_id`` -> "eye colour")
+    must occur in the question as consecutive words, and the referenced table
+    must have one label column (:func:`kgsql.correct.lookup.label_column`)."""
+    from kgsql.correct.lookup import label_column
+
+    asked = f" {' '.join(_stems(question))} "
+    lines: list[str] = []
+    for fk in schema.foreign_keys:
+        words = [w for w in _stems(fk.column) if w not in _KEY_WORDS]
+        if len(words) < 1 or f" {' '.join(words)} " not in asked:
+            continue
+        try:
+            label = label_column(schema, schema.table(fk.ref_table))
+        except UnknownNameError:
+            continue
+        if label is None or " ".join(words) == " ".join(_stems(fk.ref_table)):
+            continue  # gender_id -> gender: the join hints and the table's name already say it
+        lines.append(f"{' '.join(w for w in fk.column.replace('_', ' ').split() if w.lower() not in _KEY_WORDS)}: "
+                     f"join {table_ref(fk.ref_table)} on {table_ref(fk.table)}.{table_ref(fk.column)} = "
+                     f"{table_ref(fk.ref_table)}.{table_ref(fk.ref_column)} and read "
+                     f"{table_ref(fk.ref_table)}.{table_ref(label.name)}.")
+        if len(lines) >= limit:
+            break
+    return lines
+
+
 def join_lines(schema: DatabaseSchema, tables: list[str], *, max_tables: int = 4) -> list[str]:
     """Key conditions joining ``tables`` (and the tables between them), from the FK graph.
 
@@ -94,6 +147,7 @@ class GraphHints:
 
     values: bool = True
     joins: bool = True
+    keys: bool = False
     max_values: int = 4
     name: str = "hints"
 
@@ -104,4 +158,6 @@ class GraphHints:
             hints += value_lines(named_values(state.values, text, limit=self.max_values))
         if self.joins:
             hints += join_lines(state.full, state.focus_tables)
+        if self.keys:
+            hints += key_lines(state.full, state.question)
         state.hints = hints

@@ -50,6 +50,7 @@ class OneCallOptions:
     lead_selection: str = "typical"  # [examples] how the lead examples are chosen
     value_hints: bool = True         # [hints] values the question names -> their column
     join_hints: bool = True          # [hints] key conditions joining the relevant tables
+    key_hints: bool = False          # [hints] a key the question names by its concept -> its join and label
     layout: str = "shared-first"     # [sql] question format: shared-first / schema-first (cache-friendly) or dail
     tips: bool = True                # [sql] run, check and correct (False: one call, no checks)
     join_repair: bool = True         # [sql] move misplaced columns to their tables via the FK graph
@@ -90,7 +91,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
         PickExamples(pool, shots=o.shots, selection=o.example_selection, encoder=encoder,
                      graph_examples=graph_examples, questions=o.example_questions,
                      spatial_selection=o.spatial_example_selection),
-        GraphHints(values=o.value_hints, joins=o.join_hints),
+        GraphHints(values=o.value_hints, joins=o.join_hints, keys=o.key_hints),
         GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,
                     max_rows=o.max_rows),
     ]

@@ -57,3 +57,30 @@ def test_a_pair_of_tables_linked_by_two_keys_gets_no_join_hint() -> None:
     assert join_lines(people, ["Highschooler", "Friend"]) == []
     assert join_lines(people, ["Friend", "Grade"]) == [
         "If the query needs several of these tables, join them on Grade.student_id = Highschooler.ID."]
+
+
+def _heroes() -> DatabaseSchema:
+    """One lookup table (colour) behind three keys of superhero, as in BIRD's superhero database."""
+    def t(name: str, *cols: str) -> Table:
+        return Table(name, [Column(c, "INTEGER" if c == "id" or c.endswith("_id") else "TEXT", is_primary_key=c == "id")
+                            for c in cols])
+
+    return DatabaseSchema("heroes", [t("colour", "id", "colour"), t("gender", "id", "gender"),
+                                     t("superhero", "id", "superhero_name", "eye_colour_id", "skin_colour_id",
+                                       "gender_id")],
+                          [ForeignKey("superhero", "eye_colour_id", "colour", "id"),
+                           ForeignKey("superhero", "skin_colour_id", "colour", "id"),
+                           ForeignKey("superhero", "gender_id", "gender", "id")])
+
+
+def test_key_lines_name_the_key_the_question_means_with_its_join_and_label() -> None:
+    from kgsql.stages.hints import key_lines
+
+    schema = _heroes()
+    assert key_lines(schema, "What is the eye colour of superhero 75?") == [
+        "eye colour: join colour on superhero.eye_colour_id = colour.id and read colour.colour."]
+    both = key_lines(schema, "Provide the eye colors of the heroes whose skin colours are gold.")  # plural, US spelling
+    assert [line.split(":")[0] for line in both] == ["eye colour", "skin colour"]
+    assert key_lines(schema, "How many female heroes?") == []                 # no key named
+    assert key_lines(schema, "List the heroes by gender.") == []              # gender_id -> gender: nothing to add
+    assert join_lines(schema, ["superhero", "colour"]) == []                   # what the join hints leave out
