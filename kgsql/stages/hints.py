@@ -90,17 +90,18 @@ def _stems(text: str) -> list[str]:
 def key_lines(schema: DatabaseSchema, question: str, *, limit: int = 3) -> list[str]:
     """Keys the question names by their concept, each with the join and the label it leads to.
 
-    A key column's name without its key word (``eye_colour_id`` -> "eye colour")
-    must occur in the question as consecutive words, and the referenced table
+    A key column named as one (``eye_colour_id``, not ``Country``), without its
+    key word ("eye colour"), must occur in the question as consecutive words, and the referenced table
     must have one label column (:func:`kgsql.correct.lookup.label_column`)."""
     from kgsql.correct.lookup import label_column
 
     asked = f" {' '.join(_stems(question))} "
     lines: list[str] = []
     for fk in schema.foreign_keys:
-        words = [w for w in _stems(fk.column) if w not in _KEY_WORDS]
-        if len(words) < 1 or f" {' '.join(words)} " not in asked:
-            continue
+        stems = _stems(fk.column)
+        words = [w for w in stems if w not in _KEY_WORDS]
+        if not words or len(words) == len(stems) or f" {' '.join(words)} " not in asked:
+            continue  # only a key named as one (eye_colour_id), and only when the question names its concept
         try:
             label = label_column(schema, schema.table(fk.ref_table))
         except UnknownNameError:

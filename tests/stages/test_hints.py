@@ -84,3 +84,14 @@ def test_key_lines_name_the_key_the_question_means_with_its_join_and_label() -> 
     assert key_lines(schema, "How many female heroes?") == []                 # no key named
     assert key_lines(schema, "List the heroes by gender.") == []              # gender_id -> gender: nothing to add
     assert join_lines(schema, ["superhero", "colour"]) == []                   # what the join hints leave out
+
+
+def test_key_lines_only_for_columns_named_as_keys() -> None:
+    from kgsql.stages.hints import key_lines
+
+    schema = DatabaseSchema("cars", [Table("countries", [Column("CountryId", "INTEGER", is_primary_key=True),
+                                                          Column("CountryName", "TEXT")]),
+                                     Table("car_makers", [Column("Id", "INTEGER", is_primary_key=True),
+                                                          Column("Maker", "TEXT"), Column("Country", "TEXT")])],
+                            [ForeignKey("car_makers", "Country", "countries", "CountryId")])
+    assert key_lines(schema, "Which country has the most car makers?") == []  # Spider's 'Country' is no *_id key
