@@ -28,7 +28,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
-from kgsql.correct.repair import Scope, own_columns, qualify_all, written
+from kgsql.correct.repair import Scope, own_columns, qualify_all, rewrite_selects, written
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
 from kgsql.sql.dialects import sqlglot_name
 
@@ -108,14 +108,5 @@ def _repair_select(select: exp.Select, schema: DatabaseSchema) -> bool:
 
 def repair_lookups(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` with lookup-table labels read through their keys, or None when nothing applies."""
-    tree = ctx.tree(sql)
-    if tree is None:
-        return None
-    tree = tree.copy()
-    changed = False
-    for select in list(tree.find_all(exp.Select)):
-        changed = _repair_select(select, ctx.schema) or changed
-    if not changed:
-        return None
-    repaired = tree.sql(dialect=sqlglot_name(ctx.dialect))
-    return repaired if " ".join(repaired.split()) != " ".join(sql.split()) else None
+    return rewrite_selects(ctx, sql, lambda select: _repair_select(select, ctx.schema),
+                           dialect=sqlglot_name(ctx.dialect))

@@ -20,6 +20,8 @@ other, so a wrong repair costs nothing but one execution.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
@@ -158,17 +160,25 @@ def _repair_select(select: exp.Select, schema: DatabaseSchema, g: FKGraph) -> bo
     return changed
 
 
-def repair_joins(ctx: CheckContext, sql: str) -> str | None:
-    """``sql`` with misplaced columns moved to their owning tables, or None when nothing applies."""
+def rewrite_selects(ctx: CheckContext, sql: str, rewrite: Callable[[exp.Select], bool],
+                    dialect: str = "sqlite") -> str | None:
+    """``sql`` after ``rewrite`` changed its SELECTs in place (True: changed), written in ``dialect``;
+    None when it does not parse, nothing changed, or the text came out the same. The walk every
+    repair of :data:`kgsql.correct.loop.REPAIRS` shares."""
     tree = ctx.tree(sql)
     if tree is None:
         return None
     tree = tree.copy()
-    g = fk_graph(ctx.schema)
     changed = False
     for select in list(tree.find_all(exp.Select)):
-        changed = _repair_select(select, ctx.schema, g) or changed
+        changed = rewrite(select) or changed
     if not changed:
         return None
-    repaired = tree.sql(dialect="sqlite")
+    repaired = tree.sql(dialect=dialect)
     return repaired if " ".join(repaired.split()) != " ".join(sql.split()) else None
+
+
+def repair_joins(ctx: CheckContext, sql: str) -> str | None:
+    """``sql`` with misplaced columns moved to their owning tables, or None when nothing applies."""
+    g = fk_graph(ctx.schema)
+    return rewrite_selects(ctx, sql, lambda select: _repair_select(select, ctx.schema, g))
