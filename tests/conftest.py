@@ -113,6 +113,14 @@ def cli_ingest() -> Callable[[dict[str, str], Path, str], None]:
 
 
 @pytest.fixture(scope="session")
+def bench_data() -> Path:
+    """The benchmark data folder (``$KGSQL_DATA_DIR`` or ``../shared/data`` beside the checkout; may be absent)."""
+    from benchdata import data_dir
+
+    return data_dir()
+
+
+@pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[Any]:
     """One throwaway PostgreSQL (+PostGIS) server for the session (``kgsql.lab.pg_cluster``): a private port
     under a temp folder, removed afterwards. Tests create their own databases on it, with unique names."""

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from benchdata import DATA
 from guard_helpers import dir_state, sha256_of
 from kgsql.db import guard
 from kgsql.db.connect import open_database, sqlite3
@@ -22,7 +23,7 @@ from kgsql.db.guard import (
 )
 from kgsql.errors import DatabaseFileError, QueryExecutionError, UnsafeSQLError
 
-TRAFFIC = Path("/work/shared/data/spatial/dataset1/traffic/traffic.sqlite")
+TRAFFIC = DATA / "spatial" / "dataset1" / "traffic" / "traffic.sqlite"
 
 FOREVER = "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) FROM c"
 

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from benchdata import DATA
 from kgsql.errors import ProfileError
 from kgsql.ingest.descriptions import (
     ColumnDescription,
@@ -14,7 +15,7 @@ from kgsql.ingest.descriptions import (
     load_table_region_csv,
 )
 
-SHARED = Path("/work/shared/data")
+SHARED = DATA
 BIRD_DIRS = sorted((SHARED / "bird" / "dev_databases_descriptions").glob("*/database_description"))
 SPATIAL_DIRS = sorted((SHARED / "spatial").glob("dataset*/*/database_description"))
 REGION_CSVS = sorted((SHARED / "spatial").glob("dataset*/*/*.table.csv"))

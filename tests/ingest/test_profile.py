@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from benchdata import DATA
 from kgsql.db.connect import open_database
 from kgsql.errors import ProfileError
 from kgsql.ingest.descriptions import ColumnDescription
@@ -14,7 +15,7 @@ from kgsql.ingest.profile import ColumnProfile, DerivedExpression, Profile, Tabl
 from kgsql.ingest.profile_apply import apply_profile, bundled_profiles, find_bundled_profile
 from kgsql.schema.model import Column, DatabaseSchema, Table
 
-SPATIAL = Path("/work/shared/data/spatial")
+SPATIAL = DATA / "spatial"
 README = Path(__file__).resolve().parents[2] / "profiles" / "README.md"
 
 
@@ -367,7 +368,7 @@ def test_bundled_profiles_fit_the_real_databases(dataset: str, database: str) ->
 
 # ---------------------------------------------------------------- shipped profiles meet other databases
 
-SPIDER_GEO = Path("/work/shared/data/spider/database/geo/geo.sqlite")
+SPIDER_GEO = DATA / "spider" / "database" / "geo" / "geo.sqlite"
 SPIDER_LIKE_GEO = (
     "CREATE TABLE state (state_name TEXT PRIMARY KEY, population INTEGER);"
     "CREATE TABLE city (city_name TEXT, population INTEGER, state_name TEXT REFERENCES state(state_name));"
