@@ -24,14 +24,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from kgsql.db.target import header_engine
 from kgsql.errors import DatabaseFileError, SpatialExtensionError
 
 try:  # pragma: no cover - which branch runs depends on the platform
     import pysqlite3.dbapi2 as sqlite3  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover
     import sqlite3  # type: ignore[no-redef]
-
-SQLITE_MAGIC = b"SQLite format 3\x00"
 
 #: SpatiaLite's own metadata tables: part of the file, not of the user's schema.
 SPATIALITE_SYSTEM_TABLES = frozenset(
@@ -237,10 +236,9 @@ def check_sqlite_file(path: str | os.PathLike[str]) -> Path:
         raise DatabaseFileError(f"cannot read database file {p}: {exc.strerror}") from exc
     if p.stat().st_size == 0:
         raise DatabaseFileError(f"database file is empty: {p}")
-    if header != SQLITE_MAGIC:
-        from kgsql.db.target import DUCKDB_MAGIC
-
-        if header[8:12] == DUCKDB_MAGIC:
+    found = header_engine(header)
+    if found != "sqlite":
+        if found == "duckdb":
             raise DatabaseFileError(f"{p} is a DuckDB database, not SQLite (its header says so); "
                                     f"ingest it as duckdb://{p.resolve()} or rename it to {p.stem}.duckdb")
         raise DatabaseFileError(f"not a SQLite database (bad header): {p}")

@@ -32,7 +32,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 from kgsql.errors import DatabaseFileError, InputError
 from kgsql.secrets import MASK, redact_uri
 
-__all__ = ["ENGINES", "Engine", "Target", "available", "file_engine", "is_url", "parse_target", "require_file_engine",
+__all__ = ["ENGINES", "Engine", "Target", "available", "file_engine", "header_engine", "is_url", "parse_target", "require_file_engine",
            "with_password"]
 
 Engine = Literal["sqlite", "postgres", "duckdb"]
@@ -170,9 +170,13 @@ def file_engine(path: str | os.PathLike[str]) -> Engine | None:
     or None (neither, or not a readable file). The suffix picks the engine; this checks it."""
     try:
         with open(path, "rb") as fh:
-            header = fh.read(16)
+            return header_engine(fh.read(16))
     except OSError:
         return None
+
+
+def header_engine(header: bytes) -> Engine | None:
+    """The engine whose file format begins with ``header`` (a file's first 16 bytes), or None."""
     if header == SQLITE_HEADER:
         return "sqlite"
     if header[8:12] == DUCKDB_MAGIC:
