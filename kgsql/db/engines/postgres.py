@@ -164,26 +164,13 @@ class PostgresEngine(OneConnection):
     def _refuse_reaching_calls(self, facts: _ConnectionFacts, statement: str) -> None:
         """Raise UnsafeSQLError when ``statement`` calls a function that reaches past the query."""
         if facts.reaching is None:
-            facts.reaching = reaching_functions(self._run_without_jit)
+            facts.reaching = reaching_functions(lambda sql: self.run(sql, jit=False))
         for name in sorted(called_names(statement)):
             why = facts.reaching.get(name)
             if why is not None:
                 raise _unsafe(f"function '{name}' is not allowed: it {why} (read from the database's catalog)")
             if is_denied_function(name, "postgres"):  # a name the static check saw only after decoding (U&"...")
                 raise _unsafe(f"function '{name}' is not allowed")
-
-    def _run_without_jit(self, sql: str) -> list[tuple[Any, ...]]:
-        """A catalog statement whose cost estimate would start JIT compilation (most of a second) for nothing."""
-        import psycopg
-
-        conn = self._connection()
-        try:
-            conn.execute("SET LOCAL jit = off")
-            return conn.execute(sql).fetchall()
-        except psycopg.Error as exc:
-            raise DatabaseFileError(f"{self.target.display}: {first_line(exc)}") from exc
-        finally:
-            _rollback(conn)
 
     # ------------------------------------------------------------------ guarded queries
 
@@ -210,12 +197,15 @@ class PostgresEngine(OneConnection):
 
     # ------------------------------------------------------------------ catalog
 
-    def run(self, sql: str) -> list[tuple[Any, ...]]:
-        """One catalog/statistics statement in its own read-only transaction."""
+    def run(self, sql: str, *, jit: bool = True) -> list[tuple[Any, ...]]:
+        """One catalog/statistics statement in its own read-only transaction; ``jit=False`` for one whose
+        cost estimate would start JIT compilation (most of a second) for nothing."""
         import psycopg
 
         conn = self._connection()
         try:
+            if not jit:
+                conn.execute("SET LOCAL jit = off")
             return conn.execute(sql).fetchall()
         except psycopg.Error as exc:
             raise DatabaseFileError(f"{self.target.display}: {first_line(exc)}") from exc
