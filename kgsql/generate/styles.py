@@ -25,8 +25,10 @@ geometry columns keep their geometry type (``point``), which Spider lacks.
   and id columns, numbers and long free text get none (kgsql's default).
 * ``code-knowledge`` ``code-values`` plus each column's description and value
   meaning from the database's documentation in the same comment
-  (``-- the id of the hero's eye colour; values: ...``); identical to
-  ``code-values`` on a schema without descriptions.
+  (``-- the id of the hero's eye colour; values: ...``; units, codes and
+  missing markers in their structured form, ``unit: dollar``,
+  ``1 = yes, 0 = no``, ``NULL or 0 = missing``); identical to ``code-values``
+  on a schema without descriptions.
 * ``kg``            kgsql's unified KG-based schema (``render.render_kg_schema``).
 
 ``render_schema(style, schema, example_rows=c)`` adds ACT-SQL's
@@ -41,6 +43,7 @@ from typing import Callable
 from kgsql.generate.render import RenderOptions, render_kg_schema, table_ref
 from kgsql.generate.rows import DEFAULT_MAX_CHARS, render_rows, sample_rows
 from kgsql.registry import Registry
+from kgsql.schema.meanings import ValueMeaning
 from kgsql.schema.model import Column, DatabaseSchema, Table
 
 __all__ = [
@@ -244,11 +247,30 @@ def _plain(text: str) -> str:
     return " ".join(_NOTE_NOISE.sub(" ", text).split()).strip(" .;")
 
 
-def _column_note(column: Column) -> str:
-    """The column's description and value meaning as one line (empty when the graph has neither,
-    or only a restated name)."""
+def _leftover(prose: str, structured: ValueMeaning) -> str:
+    """The sentences of ``prose`` its structured form does not already say (the unit's sentence,
+    the missing-value sentence and the date example go; "if remaining < 0 ..." stays)."""
+    if structured.format:
+        prose = re.sub(r"(\be\.\s?g\.?|\bfor example|\bsuch as)?[\s:,]*" + re.escape(structured.format), " ",
+                       prose, flags=re.I)
+    said = [(bool(structured.unit), re.compile(r"\bunits?\b", re.I)),
+            (bool(structured.missing), re.compile(r"\b(missing|unknown)\b", re.I))]
+    pieces = (_plain(p) for p in re.split(r"[\r\n]+|(?<=[.;])\s+", prose))
+    return " ".join(p for p in pieces if p and not any(on and rule.search(p) for on, rule in said)).strip(" .;")
+
+
+def _column_note(column: Column, *, data_values_shown: bool = False) -> str:
+    """The column's description and what its values mean as one line (empty when the graph has
+    neither, or only a restated name). The structured meaning (unit, missing markers, codes, format;
+    :mod:`kgsql.schema.meanings`) comes first, so clipping drops prose, not codes."""
     description, meaning = _plain(column.description), _plain(column.value_explanation)
     parts = [description] if description and not _restates(description, column.name) else []
+    structured = column.value_meaning
+    summary = structured.summary(with_values=not data_values_shown)
+    if summary:
+        parts.append(summary)
+    if structured:
+        meaning = "" if structured.codes or structured.values else _leftover(column.value_explanation, structured)
     if meaning and _words(meaning) != _words(description):
         parts.append(meaning)
     note = "; ".join(parts)
@@ -265,8 +287,8 @@ def _code_knowledge(schema: DatabaseSchema, table: Table) -> str:
     lines = _code(schema, table).split("\n")
     out = [lines[0]]
     for line, col in zip(lines[1:], table.columns):
-        note = _column_note(col).replace("\n", " ")
         values = _values_comment(schema, table, col.name)
+        note = _column_note(col, data_values_shown=bool(values)).replace("\n", " ")
         if note:
             out.append(f"{line} -- {note}" + ("; " + values.removeprefix(" -- ") if values else ""))
         else:

@@ -71,6 +71,18 @@ def table_props(db: str, table: Table, position: int) -> dict[str, Any]:
     )
 
 
+def _meaning_props(col: Column) -> dict[str, Any]:
+    """The structured value meaning as node properties (Cypher can filter on a unit or a code)."""
+    meaning = col.value_meaning
+    return {
+        "value_codes": [f"{code} = {text}" for code, text in meaning.codes] or None,
+        "value_list": list(meaning.values) or None,
+        "unit": meaning.unit or None,
+        "missing_values": list(meaning.missing) or None,
+        "value_format": meaning.format or None,
+    }
+
+
 def column_props(db: str, table: Table, col: Column, position: int) -> dict[str, Any]:
     stats = col.stats
     spatial = col.spatial
@@ -90,6 +102,7 @@ def column_props(db: str, table: Table, col: Column, position: int) -> dict[str,
             "value_examples": list(col.value_examples),
             "value_explanation": col.value_explanation or None,
             "data_format": col.data_format or None,
+            **_meaning_props(col),
             "distinct_count": stats.distinct_count,
             "null_fraction": stats.null_fraction,
             "min": stats.min,

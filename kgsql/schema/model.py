@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kgsql.schema.meanings import ValueMeaning, parse_value_meaning
+
 
 #: Longest value example kept in the graph (longer ones are cut with an ellipsis).
 MAX_EXAMPLE_CHARS = 80
@@ -58,6 +60,12 @@ class Column:
     @property
     def is_spatial(self) -> bool:
         return self.spatial is not None
+
+    @property
+    def value_meaning(self) -> ValueMeaning:
+        """Codes, closed value list, unit, missing markers and date format read from the
+        column's value explanation (parsed on each read, so the text stays the one source)."""
+        return parse_value_meaning(self.value_explanation, self.data_format)
 
 
 @dataclass(frozen=True)

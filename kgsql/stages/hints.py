@@ -1,6 +1,6 @@
 """Graph-derived hints: what the graph knows that the question's words do not say.
 
-No model call. Three kinds, each a line of the prompt's "Hints from the
+No model call. Four kinds, each a line of the prompt's "Hints from the
 database" block:
 
 * value hints: a cell value the question names, and the column that holds it
@@ -11,6 +11,9 @@ database" block:
   joins on keys instead of on look-alike names; said as a condition ("if the
   query needs several of these tables"), and never for a pair of tables
   linked by two keys, whose choice only the question can make;
+* meaning hints: a coded column whose documented meaning the question uses
+  (``client.gender: 'F' = female, 'M' = male`` for "female clients"), from the
+  structured value meanings (:mod:`kgsql.schema.meanings`);
 * key hints (``key_hints``, being measured): a key the question names by its
   concept ("eye colour" names ``superhero.eye_colour_id``), with the table it
   leads to and that table's label (``eye colour: join colour on
@@ -117,6 +120,31 @@ def key_lines(schema: DatabaseSchema, question: str, *, limit: int = 3) -> list[
     return lines
 
 
+#: Words of a code's meaning that say nothing about which code a question wants.
+_GENERIC = {"is", "not", "has", "have", "had", "doesn", "don", "t", "the", "a", "an", "of", "can", "be", "been",
+            "found", "it", "means", "that", "this", "with", "and", "or", "to", "in", "no", "yes", "one", "which"}
+
+
+def meaning_lines(schema: DatabaseSchema, question: str, *, limit: int = 2) -> list[str]:
+    """A coded column whose documented meanings the question uses (``female`` -> ``'F' = female``).
+
+    Only short codes (a number, a sign, up to four letters): a readable stored value is found by
+    the value hints. The whole code table of the column is given, so the model picks the code."""
+    asked = set(_stems(question))
+    lines: list[str] = []
+    for table in schema.tables:
+        for column in table.columns:
+            codes = column.value_meaning.codes
+            if not codes or not all(len(code) <= 4 for code, _ in codes):
+                continue
+            if not any((words := set(_stems(meaning)) - _GENERIC) and words <= asked for _, meaning in codes):
+                continue
+            lines.append(f"{table_ref(table.name)}.{table_ref(column.name)}: {column.value_meaning.summary()}.")
+            if len(lines) >= limit:
+                return lines
+    return lines
+
+
 def join_lines(schema: DatabaseSchema, tables: list[str], *, max_tables: int = 4) -> list[str]:
     """Key conditions joining ``tables`` (and the tables between them), from the FK graph.
 
@@ -149,6 +177,7 @@ class GraphHints:
     values: bool = True
     joins: bool = True
     keys: bool = False
+    meanings: bool = True
     max_values: int = 4
     name: str = "hints"
 
@@ -161,4 +190,6 @@ class GraphHints:
             hints += join_lines(state.full, state.focus_tables)
         if self.keys:
             hints += key_lines(state.full, state.question)
+        if self.meanings:
+            hints += meaning_lines(state.full, state.question)
         state.hints = hints

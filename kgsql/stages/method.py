@@ -35,7 +35,7 @@ class OneCallOptions:
 
     knowledge: bool = True           # [select] what was mined from past questions (ingest --history)
     scope: str = "database"          # [select] "database": whole schema (cached prefix); "selected": pruned
-    schema_style: str = "code-values"  # [render] a kgsql.generate.styles name
+    schema_style: str = "code-knowledge"  # [render] a kgsql.generate.styles name (descriptions, value meanings)
     value_examples: int = 3          # [render] per column, kg style only
     geo: bool = True                 # [render] geographic descriptions of the tables
     sdbms: bool = True               # [spatial] SpatiaLite preamble + this question's functions
@@ -51,6 +51,7 @@ class OneCallOptions:
     value_hints: bool = True         # [hints] values the question names -> their column
     join_hints: bool = True          # [hints] key conditions joining the relevant tables
     key_hints: bool = False          # [hints] a key the question names by its concept -> its join and label
+    meaning_hints: bool = True       # [hints] a coded column whose documented meaning the question uses
     layout: str = "shared-first"     # [sql] question format: shared-first / schema-first (cache-friendly) or dail
     tips: bool = True                # [sql] run, check and correct (False: one call, no checks)
     join_repair: bool = True         # [sql] move misplaced columns to their tables via the FK graph
@@ -91,7 +92,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
         PickExamples(pool, shots=o.shots, selection=o.example_selection, encoder=encoder,
                      graph_examples=graph_examples, questions=o.example_questions,
                      spatial_selection=o.spatial_example_selection),
-        GraphHints(values=o.value_hints, joins=o.join_hints, keys=o.key_hints),
+        GraphHints(values=o.value_hints, joins=o.join_hints, keys=o.key_hints, meanings=o.meaning_hints),
         GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,
                     max_rows=o.max_rows),
     ]

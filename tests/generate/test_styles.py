@@ -162,10 +162,11 @@ def test_code_knowledge_writes_descriptions_and_value_meanings_next_to_their_col
     text = render_schema("code-knowledge", heroes)
     assert_golden(FIXTURES / "heroes-code-knowledge.txt", text + "\n")
     lines = {line.strip().split()[0]: line for line in text.splitlines() if " -- " in line}
-    assert "the unit of height is centimeter" in lines["height_cm"].lower()  # the unit, where the model needs it
+    assert "unit: centimeter; NULL or 0 = missing" in lines["height_cm"]  # structured, where the model needs it
+    assert "The unit of height" not in lines["height_cm"]  # the prose it came from is not repeated
     assert "commonsense evidence" not in text and "\u2022" not in text  # the writers' labels and bullets go
     assert lines["superhero_name"].endswith("-- values: 'A-Bomb', 'Abe Sapien'")  # "superhero name" repeats the name
-    assert lines["status"].endswith("values: 'Closed', 'Open'")  # meaning first, then the values
+    assert lines["status"].endswith("'Closed' = the event is closed, 'Open' = the event is opened; values: 'Closed', 'Open'")
 
 
 def test_code_knowledge_is_code_values_where_the_graph_has_no_descriptions(concert) -> None:  # type: ignore[no-untyped-def]
