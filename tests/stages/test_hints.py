@@ -95,3 +95,19 @@ def test_key_lines_only_for_columns_named_as_keys() -> None:
                                                           Column("Maker", "TEXT"), Column("Country", "TEXT")])],
                             [ForeignKey("car_makers", "Country", "countries", "CountryId")])
     assert key_lines(schema, "Which country has the most car makers?") == []  # Spider's 'Country' is no *_id key
+
+
+def test_meaning_lines_give_the_code_table_of_a_column_whose_meaning_the_question_uses() -> None:
+    from kgsql.stages.hints import meaning_lines
+
+    bank = DatabaseSchema("bank", [
+        Table("client", [Column("client_id", "INTEGER", is_primary_key=True),
+                         Column("gender", "TEXT", value_explanation="F\uff1afemale \nM\uff1amale")]),
+        Table("card", [Column("card_id", "INTEGER", is_primary_key=True),
+                       Column("isPromo", "INTEGER", value_explanation="0: is not 1: is"),
+                       Column("status", "TEXT", value_explanation="Active: in use\nClosed: no longer in use")])])
+    assert meaning_lines(bank, "How many female clients opened an account in 1996?") == [
+        "client.gender: 'F' = female, 'M' = male."]
+    assert meaning_lines(bank, "Is this card a promo?") == []            # "is" / "is not" say nothing
+    assert meaning_lines(bank, "Which cards are no longer in use?") == []  # readable codes: the value hints' job
+    assert meaning_lines(bank, "How many clients are there?") == []
