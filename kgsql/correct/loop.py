@@ -10,8 +10,11 @@ same prompt plus a tip often gives the same query. Here:
    :data:`REPAIRS`, in order (columns on the wrong tables moved through the FK
    graph, ``kgsql.correct.repair``; a lookup table's label read through its
    key, ``kgsql.correct.lookup``), keeping the first rewrite that runs;
-   on PostGIS, lengths/areas/distances of lon/lat geometry are cast to
-   geography first, so they come in metres (``kgsql.correct.units``);
+   every candidate is first rewritten by :data:`REWRITES`, for queries that run
+   and answer wrongly: on PostGIS, lengths/areas/distances of lon/lat geometry
+   cast to geography, so they come in metres (``kgsql.correct.units``);
+   optionally, integer ratios divided as reals (``kgsql.correct.ratios``) and
+   rankings that skip NULL/missing values (``kgsql.correct.ranking``);
 2. while it still fails, up to ``max_rounds`` greedy rounds show the failed query,
    the database's error and the tips (the table that owns a column, the
    join that reaches it, the closest real values...). A query already tried
@@ -34,6 +37,8 @@ from typing import Any, Protocol
 
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
 from kgsql.correct.lookup import repair_lookups
+from kgsql.correct.ranking import rank_known_values
+from kgsql.correct.ratios import cast_ratios
 from kgsql.correct.repair import repair_joins
 from kgsql.correct.units import geography_units
 from kgsql.correct.rules import is_vacuous
@@ -57,6 +62,8 @@ class LoopOptions:
     show_failed_query: bool = True
     repair: bool = True          # join repair of misplaced columns (no model call)
     lookup_repair: bool = False  # a lookup table's label read through its key (no model call; being measured)
+    ratio_cast: bool = False     # integer-by-integer divisions cast to REAL (no model call; being measured)
+    rank_known: bool = False     # ranked SELECTs skip NULL / documented missing values (being measured)
 
 
 #: Rewrites of a failed candidate without a model call, in the order tried: (the LoopOptions switch, the
@@ -64,6 +71,15 @@ class LoopOptions:
 REPAIRS: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("repair", repair_joins),
     ("lookup_repair", repair_lookups),
+)
+
+
+#: Rewrites of every candidate before it runs, in order: (the LoopOptions switch, the rewrite, returning the
+#: new SQL or None). For queries that run and answer wrongly, so no error tip could catch them.
+REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
+    ("repair", geography_units),
+    ("ratio_cast", cast_ratios),
+    ("rank_known", rank_known_values),
 )
 
 
@@ -141,10 +157,10 @@ class CorrectionLoop:
             except KgsqlError as exc:
                 out.error = str(exc)
                 return None, False
-            if opts.repair:
-                in_metres = geography_units(ctx, sql)  # PostGIS lon/lat lengths in metres (kgsql.correct.units)
-                if in_metres is not None:
-                    sql = in_metres
+            for switch, rewrite in REWRITES:
+                rewritten = rewrite(ctx, sql) if getattr(opts, switch) else None
+                if rewritten is not None:
+                    sql = rewritten
                     out.repaired += 1
             key = same_query(sql)
             out.votes[key] = out.votes.get(key, 0) + 1

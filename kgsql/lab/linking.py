@@ -43,6 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", required=True, help="dataset folder (Spider root, BIRD dev_2024, spatial root)")
     parser.add_argument("--split", default=None, help=split_help())
     parser.add_argument("--limit", type=int, default=None, help="first N questions only")
+    parser.add_argument("--db", dest="dbs", default=None, metavar="NAME[,NAME...]",
+                        help="only the questions of these databases (BIRD: the ones whose SQLite files are here)")
     parser.add_argument("--json", dest="json_out", default=None, help="write metrics per method to this file")
     parser.add_argument("--encoder", default="minilm")
     parser.add_argument("--cache-dir", default=None, help="index cache (default: user cache dir)")
@@ -88,12 +90,14 @@ class Bench:
 
 def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None,
                cache_dir: Path, column_meanings: str | None = None, *, with_evidence: bool = False,
-               half: str | None = None, learn: bool = False, seed: int = 0) -> Bench:
+               half: str | None = None, learn: bool = False, seed: int = 0,
+               dbs: list[str] | None = None) -> Bench:
     """Questions, schemas, database files and resolved gold schemas of a dataset.
 
     ``with_evidence``: each question is followed by its evidence (BIRD's hints), as a system given
     that knowledge would see it. ``half``: keep one half of each database's questions; ``learn``:
-    mine the other half's gold SQL into the schemas first (no question is both learnt and tested)."""
+    mine the other half's gold SQL into the schemas first (no question is both learnt and tested).
+    ``dbs``: only these databases' questions (before ``limit``)."""
     from kgsql.ingest.sources import SqliteSchemas, TablesJsonSchemas
     from kgsql.ingest.tables_json import apply_column_meanings, load_column_meanings, write_empty_sqlite
 
@@ -102,7 +106,13 @@ def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None
 
     benchmark = get_benchmark(dataset)
     ds = benchmark.load(data_dir, split)
-    examples = ds.examples[:limit] if limit else ds.examples
+    examples = ds.examples
+    if dbs:
+        unknown = sorted(set(dbs) - {e.db_id for e in examples})
+        if unknown:
+            raise InputError(f"--db: no questions of database {', '.join(unknown)} in {data_dir}")
+        examples = [e for e in examples if e.db_id in set(dbs)]
+    examples = examples[:limit] if limit else examples
     db_ids = sorted({e.db_id for e in examples})
     schemas: dict[str, DatabaseSchema] = {}
     paths: dict[str, str | None] = {}
@@ -325,7 +335,8 @@ def main(args: argparse.Namespace) -> int:
     cache_dir = Path(args.cache_dir) if args.cache_dir else default_cache_dir()
     t0 = time.perf_counter()
     bench = load_bench(args.dataset, args.data_dir, args.split, args.limit, cache_dir, args.column_meanings,
-                       with_evidence=args.with_evidence, half=args.half, learn=args.learn, seed=args.seed)
+                       with_evidence=args.with_evidence, half=args.half, learn=args.learn, seed=args.seed,
+                       dbs=[d.strip() for d in args.dbs.split(",") if d.strip()] if args.dbs else None)
     print(f"{args.dataset}: {len(bench.items)} questions with resolved gold, "
           f"{len(bench.unresolved)} unresolved, {len(bench.schemas)} databases ({time.perf_counter() - t0:.1f}s)")
     for qid, db, problems in bench.unresolved[:10]:
