@@ -13,8 +13,9 @@ same prompt plus a tip often gives the same query. Here:
    every candidate is first rewritten by :data:`REWRITES`, for queries that run
    and answer wrongly: on PostGIS, lengths/areas/distances of lon/lat geometry
    cast to geography, so they come in metres (``kgsql.correct.units``);
-   optionally, integer ratios divided as reals (``kgsql.correct.ratios``) and
-   rankings that skip NULL/missing values (``kgsql.correct.ranking``);
+   optionally, integer ratios divided as reals (``kgsql.correct.ratios``),
+   rankings that skip NULL/missing values (``kgsql.correct.ranking``) and text
+   literals in their stored spelling (``kgsql.correct.literals``);
 2. while it still fails, up to ``max_rounds`` greedy rounds show the failed query,
    the database's error and the tips (the table that owns a column, the
    join that reaches it, the closest real values...). A query already tried
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
+from kgsql.correct.literals import match_literals
 from kgsql.correct.lookup import repair_lookups
 from kgsql.correct.ranking import rank_known_values
 from kgsql.correct.ratios import cast_ratios
@@ -64,6 +66,7 @@ class LoopOptions:
     lookup_repair: bool = False  # a lookup table's label read through its key (no model call; being measured)
     ratio_cast: bool = False     # integer-by-integer divisions cast to REAL (no model call; being measured)
     rank_known: bool = False     # ranked SELECTs skip NULL / documented missing values (being measured)
+    match_literals: bool = False  # text literals in the column's stored spelling ('human' -> 'Human'; measured)
 
 
 #: Rewrites of a failed candidate without a model call, in the order tried: (the LoopOptions switch, the
@@ -80,6 +83,7 @@ REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("repair", geography_units),
     ("ratio_cast", cast_ratios),
     ("rank_known", rank_known_values),
+    ("match_literals", match_literals),
 )
 
 

@@ -20,20 +20,20 @@ from kgsql.errors import KgsqlError
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.names import SchemaNames, SourceCache, resolve, scopes
 
-__all__ = ["ON_EMPTY", "check_values", "value_tips"]
+__all__ = ["ON_EMPTY", "check_values", "literal_comparisons", "quote_identifier", "quote_text", "value_tips"]
 
 
-def _q_ident(name: str) -> str:
+def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _q_text(value: str) -> str:
+def quote_text(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _literal_filters(tree: exp.Expression, names: SchemaNames) -> list[tuple[str, str, str, str]]:
-    """(table, column, operator, text) for each ``col = 'text'`` / IN / LIKE on a schema column."""
-    out: list[tuple[str, str, str, str]] = []
+def literal_comparisons(tree: exp.Expression, names: SchemaNames) -> list[tuple[str, str, str, exp.Literal]]:
+    """(table, column, operator, literal node) for each ``col = 'text'`` / IN / LIKE on a schema column."""
+    out: list[tuple[str, str, str, exp.Literal]] = []
     cache: SourceCache = {}
     for scope in scopes(tree):
         for node in scope.expression.find_all(exp.EQ, exp.In, exp.Like):
@@ -53,8 +53,13 @@ def _literal_filters(tree: exp.Expression, names: SchemaNames) -> list[tuple[str
                     continue
                 column = names.columns[found[0].table.lower()].get(col.name.lower())
                 if column is not None and column.spatial is None:
-                    out.append((found[0].table, column.name, op, lit.this))
-    return list(dict.fromkeys(out))
+                    out.append((found[0].table, column.name, op, lit))
+    return out
+
+
+def _literal_filters(tree: exp.Expression, names: SchemaNames) -> list[tuple[str, str, str, str]]:
+    """(table, column, operator, text) for each ``col = 'text'`` / IN / LIKE on a schema column."""
+    return list(dict.fromkeys((t, c, op, lit.this) for t, c, op, lit in literal_comparisons(tree, names)))
 
 
 def check_values(ctx: CheckContext, sql: str, *, value_index: Any = None, max_checks: int = 8,
@@ -79,7 +84,7 @@ def check_values(ctx: CheckContext, sql: str, *, value_index: Any = None, max_ch
         return []
     tips: list[Tip] = []
     for table, column, op, text in filters:
-        probe = f"SELECT 1 FROM {_q_ident(table)} WHERE {_q_ident(column)} {op} {_q_text(text)} LIMIT 1"
+        probe = f"SELECT 1 FROM {quote_identifier(table)} WHERE {quote_identifier(column)} {op} {quote_text(text)} LIMIT 1"
         try:
             if execute_query(conn, probe, timeout_s=timeout_s, max_rows=1).rows:
                 continue
@@ -137,9 +142,9 @@ def _similar_values(conn: Any, table: str, column: str, text: str, op: str, valu
                 return list(dict.fromkeys(found))[:3]
         except Exception:  # noqa: BLE001 - the index is an optional speed-up; fall back to scanning
             pass
-    c = _q_ident(column)
+    c = quote_identifier(column)
     text_only = f"typeof({c}) = 'text'" if not isinstance(conn, str) else f"{c} IS NOT NULL"  # str: an engine's URL
-    sql = f"SELECT DISTINCT {c} FROM {_q_ident(table)} WHERE {text_only} LIMIT 2000"
+    sql = f"SELECT DISTINCT {c} FROM {quote_identifier(table)} WHERE {text_only} LIMIT 2000"
     values = [str(r[0]) for r in execute_query(conn, sql, timeout_s=timeout_s, max_rows=2000).rows]
     low = needle.lower()
     same = [v for v in values if v.lower() == low]

@@ -1,20 +1,23 @@
 """Rewrites of queries that run and answer wrongly: integer ratios divided as reals
-(kgsql.correct.ratios) and rankings that skip unknown values (kgsql.correct.ranking). Exact SQL,
-and the answers the rewritten queries give on a real SQLite file."""
+(kgsql.correct.ratios), rankings that skip unknown values (kgsql.correct.ranking) and literals in
+their stored spelling (kgsql.correct.literals). Exact SQL, and the answers the rewritten queries give
+on a real SQLite file."""
 from __future__ import annotations
 
 import pytest
 
 from kgsql.correct import CheckContext
+from kgsql.correct.literals import match_literals
 from kgsql.correct.loop import REWRITES, LoopOptions
 from kgsql.correct.ranking import rank_known_values
 from kgsql.correct.ratios import cast_ratios
 from kgsql.ingest.reader import read_database
 
 SCRIPT = """
-CREATE TABLE hero (id INTEGER PRIMARY KEY, name TEXT, height_cm INTEGER, weight REAL, gender TEXT);
-INSERT INTO hero VALUES (1, 'A', 180, 80.5, 'F'), (2, 'B', NULL, 70.0, 'M'), (3, 'C', 0, NULL, 'M'),
-                        (4, 'D', 150, 60.0, 'F'), (5, 'E', 170, 90.0, 'M'), (6, 'G', 161, 65.0, 'M');
+CREATE TABLE hero (id INTEGER PRIMARY KEY, name TEXT, height_cm INTEGER, weight REAL, gender TEXT, race TEXT);
+INSERT INTO hero VALUES (1, 'A', 180, 80.5, 'F', 'Human'), (2, 'B', NULL, 70.0, 'M', 'God '),
+                        (3, 'C', 0, NULL, 'M', 'Mutant'), (4, 'D', 150, 60.0, 'F', 'mutant'),
+                        (5, 'E', 170, 90.0, 'M', 'Human'), (6, 'G', 161, 65.0, 'M', NULL);
 """
 
 
@@ -108,6 +111,28 @@ def test_postgres_puts_nulls_first_when_descending(schema) -> None:  # type: ign
 
 def test_the_loop_tries_each_rewrite_under_its_switch() -> None:
     switches = [switch for switch, _ in REWRITES]
-    assert switches == ["repair", "ratio_cast", "rank_known"]
+    assert switches == ["repair", "ratio_cast", "rank_known", "match_literals"]
     assert all(hasattr(LoopOptions(), s) for s in switches)
-    assert not LoopOptions().ratio_cast and not LoopOptions().rank_known  # measured before they are defaults
+    assert not any(getattr(LoopOptions(), s) for s in switches[1:])  # measured before they are defaults
+
+
+@pytest.mark.parametrize("sql, matched", [
+    ("SELECT name FROM hero WHERE race = 'human'", "SELECT name FROM hero WHERE race = 'Human'"),
+    ("SELECT name FROM hero WHERE race IN ('god', 'Human')", "SELECT name FROM hero WHERE race IN ('God ', 'Human')"),
+    ("SELECT T1.name FROM hero AS T1 WHERE T1.race = 'HUMAN' AND T1.gender = 'F'",
+     "SELECT T1.name FROM hero AS T1 WHERE T1.race = 'Human' AND T1.gender = 'F'"),
+])
+def test_literals_take_the_stored_spelling(ctx: CheckContext, sql: str, matched: str) -> None:
+    assert not ctx.execute(sql).rows or "IN" in sql
+    assert match_literals(ctx, sql) == matched
+    assert ctx.execute(matched).rows
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT name FROM hero WHERE race = 'Human'",       # stored as written
+    "SELECT name FROM hero WHERE race = 'mutant'",      # two stored spellings: the value tips ask the model
+    "SELECT name FROM hero WHERE race = 'Martian'",     # none
+    "SELECT name FROM hero WHERE race LIKE '%human%'",  # LIKE is not an exact comparison
+])
+def test_literals_left_alone(ctx: CheckContext, sql: str) -> None:
+    assert match_literals(ctx, sql) is None

@@ -1,0 +1,63 @@
+"""Text literals spelt as the database spells them: ``race = 'human'`` where the column holds ``'Human'``.
+
+Stored values carry their writers' habits (capitals, trailing spaces) and a
+question's words do not, so a model that copies the question's spelling
+writes a filter that matches nothing: the query runs and says "none". When a
+compared literal (``=``, ``IN``) occurs nowhere in its column but exactly one
+stored value equals it up to case and surrounding spaces, this rewrite puts
+that value in its place before the query runs. Two or more such values (or
+none) leave the literal alone: the value tips of an empty result then name
+the candidates for the model to choose.
+"""
+from __future__ import annotations
+
+from kgsql.correct.context import CheckContext
+from kgsql.correct.values import literal_comparisons, quote_identifier, quote_text
+from kgsql.db.guard import execute_query
+from kgsql.errors import KgsqlError
+from kgsql.sql.dialects import sqlglot_name
+
+__all__ = ["match_literals"]
+
+PROBE_TIMEOUT_S = 2.0
+
+
+def _stored_spelling(conn: object, table: str, column: str, text: str) -> str | None:
+    """The one stored value equal to ``text`` up to case and outer spaces; None if it is stored as
+    written, or if there are none or several."""
+    t, c = quote_identifier(table), quote_identifier(column)
+    exact = f"SELECT 1 FROM {t} WHERE {c} = {quote_text(text)} LIMIT 1"
+    if execute_query(conn, exact, timeout_s=PROBE_TIMEOUT_S, max_rows=1).rows:
+        return None
+    folded = (f"SELECT DISTINCT {c} FROM {t} WHERE lower(trim({c})) = {quote_text(text.strip().lower())} "
+              f"LIMIT 2")
+    rows = execute_query(conn, folded, timeout_s=PROBE_TIMEOUT_S, max_rows=2).rows
+    return str(rows[0][0]) if len(rows) == 1 and rows[0][0] is not None else None
+
+
+def match_literals(ctx: CheckContext, sql: str, *, max_checks: int = 8) -> str | None:
+    """``sql`` with each compared literal in its stored spelling; None when none needed it."""
+    tree = ctx.tree(sql) if ctx.path else None
+    if tree is None:
+        return None
+    tree = tree.copy()
+    compared = [(t, c, lit) for t, c, op, lit in literal_comparisons(tree, ctx.names) if op == "="][:max_checks]
+    if not compared:
+        return None
+    try:
+        conn = ctx.connection()
+    except KgsqlError:
+        return None
+    changed = False
+    for table, column, literal in compared:
+        try:
+            stored = _stored_spelling(conn, table, column, literal.this)
+        except KgsqlError:
+            continue
+        if stored is not None and stored != literal.this:
+            literal.set("this", stored)
+            changed = True
+    if not changed:
+        return None
+    rewritten = tree.sql(dialect=sqlglot_name(ctx.dialect))
+    return rewritten if " ".join(rewritten.split()) != " ".join(sql.split()) else None
