@@ -22,6 +22,11 @@ a column that no FROM item has and no other rule owns is replaced when
 by that label on the lookup table, joined on the key under an alias of its
 own (``eye_colour`` and ``skin_colour`` both read ``colour``). The repaired
 query is an ordinary candidate: checked and run like any other.
+
+The same knowledge rewrites a key compared with a label before the query
+runs (:func:`labels_through_keys`): ``alignment_id = 'Bad'`` runs and matches
+nothing, since the key holds numbers; it becomes ``alignment_id IN (SELECT id
+FROM alignment WHERE alignment = 'Bad')``.
 """
 from __future__ import annotations
 
@@ -32,7 +37,7 @@ from kgsql.correct.repair import Scope, own_columns, qualify_all, rewrite_select
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
 from kgsql.sql.dialects import sqlglot_name
 
-__all__ = ["label_column", "repair_lookups"]
+__all__ = ["label_column", "labels_through_keys", "repair_lookups"]
 
 _KEY_SUFFIXES = ("_id", "id")
 
@@ -110,3 +115,59 @@ def repair_lookups(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` with lookup-table labels read through their keys, or None when nothing applies."""
     return rewrite_selects(ctx, sql, lambda select: _repair_select(select, ctx.schema),
                            dialect=sqlglot_name(ctx.dialect))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _label_subquery(schema: DatabaseSchema, fk: ForeignKey, literals: list[exp.Expression]) -> exp.Expression | None:
+    """``SELECT ref_column FROM ref_table WHERE label = <literal>`` (or IN), None without one label."""
+    lookup = schema.table(fk.ref_table)
+    label = label_column(schema, lookup)
+    if label is None:
+        return None
+    target = exp.column(exp.to_identifier(label.name))
+    condition: exp.Expression = (exp.EQ(this=target, expression=literals[0].copy()) if len(literals) == 1
+                                 else exp.In(this=target, expressions=[lit.copy() for lit in literals]))
+    return exp.select(exp.column(exp.to_identifier(fk.ref_column))).from_(exp.to_table(lookup.name)).where(condition)
+
+
+def labels_through_keys(ctx: CheckContext, sql: str) -> str | None:
+    """``sql`` with each integer foreign key compared with text (``alignment_id = 'Bad'``) compared
+    through its lookup table's label instead; None when nothing applies."""
+    from kgsql.correct.ratios import schema_columns
+
+    tree = ctx.tree(sql)
+    if tree is None:
+        return None
+    tree = tree.copy()
+    columns = schema_columns(ctx, tree)
+    keys = {(fk.table.lower(), fk.column.lower()): fk for fk in ctx.schema.foreign_keys}
+    changed = False
+    for node in list(tree.find_all(exp.EQ, exp.NEQ, exp.In)):
+        if isinstance(node, exp.In):
+            column, literals = node.this, list(node.expressions)
+        elif isinstance(node.this, exp.Column):
+            column, literals = node.this, [node.expression]
+        else:
+            column, literals = node.expression, [node.this]
+        found = columns.get(id(column)) if isinstance(column, exp.Column) else None
+        if found is None or "INT" not in found[1].type.upper() or not literals or not all(
+                isinstance(lit, exp.Literal) and lit.is_string and not _is_number(lit.this) for lit in literals):
+            continue
+        fk = keys.get((found[0].lower(), found[1].name.lower()))
+        subquery = _label_subquery(ctx.schema, fk, literals) if fk is not None else None
+        if subquery is None:
+            continue
+        member: exp.Expression = exp.In(this=column.copy(), query=exp.Subquery(this=subquery))
+        node.replace(exp.Not(this=member) if isinstance(node, exp.NEQ) else member)
+        changed = True
+    if not changed:
+        return None
+    rewritten = tree.sql(dialect=sqlglot_name(ctx.dialect))
+    return rewritten if " ".join(rewritten.split()) != " ".join(sql.split()) else None

@@ -13,7 +13,8 @@ same prompt plus a tip often gives the same query. Here:
    every candidate is first rewritten by :data:`REWRITES`, for queries that run
    and answer wrongly: on PostGIS, lengths/areas/distances of lon/lat geometry
    cast to geography, so they come in metres (``kgsql.correct.units``);
-   optionally, integer ratios divided as reals (``kgsql.correct.ratios``),
+   optionally, a key compared with a label compared through its lookup table
+   (``kgsql.correct.lookup``), integer ratios divided as reals (``kgsql.correct.ratios``),
    rankings that skip NULL/missing values (``kgsql.correct.ranking``) and text
    literals in their stored spelling (``kgsql.correct.literals``);
 2. while it still fails, up to ``max_rounds`` greedy rounds show the failed query,
@@ -38,7 +39,7 @@ from typing import Any, Protocol
 
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
 from kgsql.correct.literals import match_literals
-from kgsql.correct.lookup import repair_lookups
+from kgsql.correct.lookup import labels_through_keys, repair_lookups
 from kgsql.correct.ranking import rank_known_values
 from kgsql.correct.ratios import cast_ratios
 from kgsql.correct.repair import repair_joins
@@ -81,6 +82,7 @@ REPAIRS: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
 #: new SQL or None). For queries that run and answer wrongly, so no error tip could catch them.
 REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("repair", geography_units),
+    ("lookup_repair", labels_through_keys),
     ("ratio_cast", cast_ratios),
     ("rank_known", rank_known_values),
     ("match_literals", match_literals),

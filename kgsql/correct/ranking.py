@@ -68,9 +68,10 @@ def rank_known_values(ctx: CheckContext, sql: str) -> str | None:
             continue
         ordered = order.expressions[0]
         target = ordered.this
-        column = columns.get(id(target)) if isinstance(target, exp.Column) else None
-        if column is None or _already_filtered(select, target):
+        found = columns.get(id(target)) if isinstance(target, exp.Column) else None
+        if found is None or _already_filtered(select, target):
             continue
+        column = found[1]
         conditions = _conditions(ordered, column, dialect)
         if conditions:
             where = select.args.get("where")

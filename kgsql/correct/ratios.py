@@ -32,9 +32,9 @@ def _is_integer_type(column: Column) -> bool:
     return "INT" in (column.type or "").upper()
 
 
-def schema_columns(ctx: CheckContext, tree: exp.Expression) -> dict[int, Column]:
-    """Each column reference of ``tree`` (by node id) that resolves to one schema column."""
-    found: dict[int, Column] = {}
+def schema_columns(ctx: CheckContext, tree: exp.Expression) -> dict[int, tuple[str, Column]]:
+    """Each column reference of ``tree`` (by node id) that resolves to one schema column: (its table, it)."""
+    found: dict[int, tuple[str, Column]] = {}
     cache: SourceCache = {}
     for scope in scopes(tree):
         for column in columns_of(scope):
@@ -42,11 +42,11 @@ def schema_columns(ctx: CheckContext, tree: exp.Expression) -> dict[int, Column]
             if status == "ok" and len(srcs) == 1 and srcs[0].table:
                 col = ctx.names.columns.get(srcs[0].table.lower(), {}).get(column.name.lower())
                 if col is not None:
-                    found[id(column)] = col
+                    found[id(column)] = (ctx.names.real_table(srcs[0].table), col)
     return found
 
 
-def _integer(node: exp.Expression | None, columns: dict[int, Column]) -> bool:
+def _integer(node: exp.Expression | None, columns: dict[int, tuple[str, Column]]) -> bool:
     """True when ``node`` is integer-valued for certain (unknown: False, so nothing is cast wrongly)."""
     while isinstance(node, exp.Paren):
         node = node.this
@@ -59,8 +59,8 @@ def _integer(node: exp.Expression | None, columns: dict[int, Column]) -> bool:
     if isinstance(node, exp.Null):
         return True  # CASE ... ELSE NULL: NULL does not make the other branches real
     if isinstance(node, exp.Column):
-        column = columns.get(id(node))
-        return column is not None and _is_integer_type(column)
+        found = columns.get(id(node))
+        return found is not None and _is_integer_type(found[1])
     if isinstance(node, exp.Cast):
         return node.to.is_type(*exp.DataType.INTEGER_TYPES)
     if isinstance(node, _AGGREGATES_KEEPING_TYPE):

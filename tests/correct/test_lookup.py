@@ -91,3 +91,34 @@ def test_the_loop_tries_the_repairs_in_order_and_keeps_the_first_that_runs(ctx: 
         result = CorrectionLoop(model, LoopOptions(lookup_repair=lookup, max_rounds=1, samples=0)).run(None, "q", ctx, Trace())
         rows = result.best.result.rows if result.best is not None and result.best.result is not None else None
         assert rows == expected and model.calls == 1  # repaired without a second model call
+
+
+@pytest.mark.parametrize("sql, rewritten, before, after", [
+    ("SELECT COUNT(*) FROM superhero WHERE gender_id = 'Female'",
+     "SELECT COUNT(*) FROM superhero WHERE gender_id IN (SELECT id FROM gender WHERE gender = 'Female')", [(0,)], [(1,)]),
+    ("SELECT T1.superhero_name FROM superhero AS T1 WHERE T1.eye_colour_id <> 'Gold'",
+     "SELECT T1.superhero_name FROM superhero AS T1 WHERE NOT T1.eye_colour_id IN "
+     "(SELECT id FROM colour WHERE colour = 'Gold')", [("A-Bomb",)], [("A-Bomb",)]),
+    ("SELECT superhero_name FROM superhero WHERE skin_colour_id IN ('Gold', 'Blue')",
+     "SELECT superhero_name FROM superhero WHERE skin_colour_id IN "
+     "(SELECT id FROM colour WHERE colour IN ('Gold', 'Blue'))", [], [("A-Bomb",)]),
+])
+def test_a_key_compared_with_a_label_is_compared_through_its_lookup_table(
+        ctx: CheckContext, sql: str, rewritten: str, before: list, after: list) -> None:  # type: ignore[type-arg]
+    from kgsql.correct.lookup import labels_through_keys
+
+    assert ctx.execute(sql).rows == before
+    assert labels_through_keys(ctx, sql) == rewritten
+    assert ctx.execute(rewritten).rows == after
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT COUNT(*) FROM superhero WHERE gender_id = 1",          # a number: the key's own value
+    "SELECT COUNT(*) FROM superhero WHERE gender_id = '1'",        # a number in quotes: SQLite compares it
+    "SELECT COUNT(*) FROM superhero WHERE superhero_name = 'Bad'",  # not a key
+    "SELECT COUNT(*) FROM superhero WHERE team_id = 'X'",          # team has two text columns: no one label
+])
+def test_keys_compared_with_numbers_or_ambiguous_labels_are_left_alone(ctx: CheckContext, sql: str) -> None:
+    from kgsql.correct.lookup import labels_through_keys
+
+    assert labels_through_keys(ctx, sql) is None

@@ -111,7 +111,7 @@ def test_postgres_puts_nulls_first_when_descending(schema) -> None:  # type: ign
 
 def test_the_loop_tries_each_rewrite_under_its_switch() -> None:
     switches = [switch for switch, _ in REWRITES]
-    assert switches == ["repair", "ratio_cast", "rank_known", "match_literals"]
+    assert switches == ["repair", "lookup_repair", "ratio_cast", "rank_known", "match_literals"]
     assert all(hasattr(LoopOptions(), s) for s in switches)
     assert not any(getattr(LoopOptions(), s) for s in switches[1:])  # measured before they are defaults
 
