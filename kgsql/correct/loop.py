@@ -15,8 +15,9 @@ same prompt plus a tip often gives the same query. Here:
    cast to geography, so they come in metres (``kgsql.correct.units``);
    optionally, a key compared with a label compared through its lookup table
    (``kgsql.correct.lookup``), integer ratios divided as reals (``kgsql.correct.ratios``),
-   rankings that skip NULL/missing values (``kgsql.correct.ranking``) and text
-   literals in their stored spelling (``kgsql.correct.literals``);
+   rankings that skip NULL/missing values (``kgsql.correct.ranking``), text
+   literals in their stored spelling (``kgsql.correct.literals``) and dates
+   compared as the text SQLite stores (``kgsql.correct.dates``);
 2. while it still fails, up to ``max_rounds`` greedy rounds show the failed query,
    the database's error and the tips (the table that owns a column, the
    join that reaches it, the closest real values...). A query already tried
@@ -38,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
+from kgsql.correct.dates import sqlite_dates
 from kgsql.correct.literals import match_literals
 from kgsql.correct.lookup import labels_through_keys, repair_lookups
 from kgsql.correct.ranking import rank_known_values
@@ -68,6 +70,7 @@ class LoopOptions:
     ratio_cast: bool = False     # integer-by-integer divisions cast to REAL (no model call; being measured)
     rank_known: bool = False     # ranked SELECTs skip NULL / documented missing values (being measured)
     match_literals: bool = False  # text literals in the column's stored spelling ('human' -> 'Human'; measured)
+    date_forms: bool = False     # SQLite dates compared as the text they are (strftime('%Y', d) = '2019'; measured)
 
 
 #: Rewrites of a failed candidate without a model call, in the order tried: (the LoopOptions switch, the
@@ -86,6 +89,7 @@ REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("ratio_cast", cast_ratios),
     ("rank_known", rank_known_values),
     ("match_literals", match_literals),
+    ("date_forms", sqlite_dates),
 )
 
 

@@ -111,7 +111,7 @@ def test_postgres_puts_nulls_first_when_descending(schema) -> None:  # type: ign
 
 def test_the_loop_tries_each_rewrite_under_its_switch() -> None:
     switches = [switch for switch, _ in REWRITES]
-    assert switches == ["repair", "lookup_repair", "ratio_cast", "rank_known", "match_literals"]
+    assert switches == ["repair", "lookup_repair", "ratio_cast", "rank_known", "match_literals", "date_forms"]
     assert all(hasattr(LoopOptions(), s) for s in switches)
     assert not any(getattr(LoopOptions(), s) for s in switches[1:])  # measured before they are defaults
 
@@ -136,3 +136,52 @@ def test_literals_take_the_stored_spelling(ctx: CheckContext, sql: str, matched:
 ])
 def test_literals_left_alone(ctx: CheckContext, sql: str) -> None:
     assert match_literals(ctx, sql) is None
+
+
+@pytest.fixture
+def club(make_sqlite):  # type: ignore[no-untyped-def]
+    path = make_sqlite("club", """
+        CREATE TABLE event (event_id TEXT PRIMARY KEY, event_name TEXT, event_date TEXT);
+        CREATE TABLE expense (expense_id TEXT PRIMARY KEY, cost REAL, expense_date TEXT);
+        INSERT INTO event VALUES ('e1', 'October Meeting', '2019-10-08T12:00:00'), ('e2', 'Kickoff', '2020-09-01T18:00:00');
+        INSERT INTO expense VALUES ('x1', 10.5, '2019-10-08'), ('x2', 4.0, '2020-09-02');""")
+    with CheckContext(read_database(path), "q") as c:
+        yield c
+
+
+@pytest.mark.parametrize("sql, rewritten, answer", [
+    ("SELECT event_name FROM event WHERE strftime('%Y', event_date) = 2019",
+     "SELECT event_name FROM event WHERE STRFTIME('%Y', event_date) = '2019'", [("October Meeting",)]),
+    ("SELECT event_name FROM event WHERE strftime('%m', event_date) = 9",
+     "SELECT event_name FROM event WHERE STRFTIME('%m', event_date) = '09'", [("Kickoff",)]),
+    ("SELECT COUNT(*) FROM event WHERE SUBSTR(event_date, 1, 4) = 2020",
+     "SELECT COUNT(*) FROM event WHERE SUBSTRING(event_date, 1, 4) = '2020'", [(1,)]),
+    ("SELECT event_name FROM event WHERE YEAR(event_date) = 2019",
+     "SELECT event_name FROM event WHERE CAST(STRFTIME('%Y', event_date) AS INTEGER) = 2019", [("October Meeting",)]),
+    ("SELECT event_name FROM event WHERE event_date = '2019-10-08'",
+     "SELECT event_name FROM event WHERE event_date LIKE '2019-10-08%'", [("October Meeting",)]),
+])
+def test_dates_are_compared_as_sqlite_stores_them(club: CheckContext, sql: str, rewritten: str, answer: list) -> None:  # type: ignore[type-arg]
+    from kgsql.correct.dates import sqlite_dates
+
+    assert sqlite_dates(club, sql) == rewritten
+    assert club.execute(rewritten).rows == answer
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT cost FROM expense WHERE expense_date = '2019-10-08'",                 # stored as a plain date
+    "SELECT cost FROM expense WHERE strftime('%Y', expense_date) = '2019'",       # already text
+    "SELECT event_name FROM event WHERE event_date = '2019-10-08T12:00:00'",      # the full stored value
+    "SELECT cost FROM expense WHERE cost > 3",
+])
+def test_dates_already_right_are_left_alone(club: CheckContext, sql: str) -> None:
+    from kgsql.correct.dates import sqlite_dates
+
+    assert sqlite_dates(club, sql) is None
+
+
+def test_other_engines_have_date_types(schema) -> None:  # type: ignore[no-untyped-def]
+    from kgsql.correct.dates import sqlite_dates
+
+    with CheckContext(schema, "q", dialect="postgres") as pg:
+        assert sqlite_dates(pg, "SELECT name FROM hero WHERE EXTRACT(YEAR FROM d) = 2019") is None
