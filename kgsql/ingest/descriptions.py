@@ -29,6 +29,7 @@ import io
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Callable
 
 from kgsql.errors import ProfileError
 
@@ -140,11 +141,16 @@ def load_description_file(path: str | os.PathLike[str]) -> dict[str, ColumnDescr
     return result
 
 
-def load_description_dir(directory: str | os.PathLike[str]) -> dict[str, dict[str, ColumnDescription]]:
+def load_description_dir(
+    directory: str | os.PathLike[str], *, on_error: Callable[[str], None] | None = None,
+) -> dict[str, dict[str, ColumnDescription]]:
     """All ``*.csv`` in a BIRD ``database_description`` folder: table -> column -> description.
 
     Table and column keys are lower-case; the table name is the file name
-    without ``.csv`` (case ignored, as SQLite ignores it).
+    without ``.csv`` (case ignored, as SQLite ignores it). ``on_error``: a
+    file that cannot be read is reported to it (one line naming the file and
+    the problem) and skipped, so one broken file costs only its own table's
+    descriptions; without it, the first such file raises :class:`ProfileError`.
     """
     d = Path(directory)
     if not d.is_dir():
@@ -158,7 +164,12 @@ def load_description_dir(directory: str | os.PathLike[str]) -> dict[str, dict[st
         if table in origin:
             raise ProfileError(f"{d}: '{origin[table].name}' and '{path.name}' describe the same table")
         origin[table] = path
-        tables[table] = load_description_file(path)
+        try:
+            tables[table] = load_description_file(path)
+        except ProfileError as exc:
+            if on_error is None:
+                raise
+            on_error(f"description file skipped: {exc}")
     return tables
 
 

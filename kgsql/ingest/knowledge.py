@@ -68,7 +68,7 @@ def enrich(
     from kgsql.ingest.profile import load_profile
     from kgsql.ingest.profile_apply import apply_profile
 
-    descriptions = load_description_dir(desc_dir) if desc_dir else None
+    descriptions = load_description_dir(desc_dir, on_error=warn or log.warning) if desc_dir else None
     regions = load_table_region_csv(region_csv) if region_csv else None
     profile = load_profile(profile_path) if profile_path else None
     if profile is not None and renamed:

@@ -138,6 +138,37 @@ def test_unreadable_and_missing(tmp_path: Path) -> None:
         load_description_file(tmp_path / "nope.csv")
 
 
+def test_a_broken_file_costs_only_its_own_table(tmp_path: Path) -> None:
+    """BIRD-style folders in the wild hold a broken file now and then: the others still load, and the
+    broken one is one warning line naming it and its problem (ingest and eval never fail on it)."""
+    write(tmp_path / "member.csv", f"{HEADER}\nmember_id,member id,unique id of member,text,\n")
+    write(tmp_path / "budget.csv", "")                                           # empty
+    write(tmp_path / "event.csv", "event_id,event id\n")                          # no header it knows
+    (tmp_path / "zip.csv").write_bytes(b"original_column_name\x00\x00")           # binary
+    warnings: list[str] = []
+    loaded = load_description_dir(tmp_path, on_error=warnings.append)
+    assert list(loaded) == ["member"] and loaded["member"]["member_id"].description == "unique id of member"
+    assert len(warnings) == 3 and all(w.startswith("description file skipped: ") for w in warnings)
+    assert [w.split(": ")[1].rsplit("/", 1)[-1] for w in warnings] == ["budget.csv", "event.csv", "zip.csv"]
+    with pytest.raises(ProfileError, match="budget.csv: empty file"):
+        load_description_dir(tmp_path)                                            # a caller that wants to know
+
+
+def test_ingest_with_a_broken_description_file_warns_and_keeps_the_rest(tmp_path: Path, make_sqlite) -> None:  # type: ignore[no-untyped-def]
+    from kgsql.ingest.knowledge import enrich
+    from kgsql.ingest.reader import read_database
+
+    db = make_sqlite("club", "CREATE TABLE member (member_id TEXT PRIMARY KEY); CREATE TABLE budget (spent REAL);")
+    folder = tmp_path / "database_description"
+    folder.mkdir()
+    write(folder / "member.csv", f"{HEADER}\nmember_id,member id,unique id of member,text,\n")
+    write(folder / "budget.csv", f"{HEADER}\nspent,,,real,,one too many,and another\n")
+    warnings: list[str] = []
+    schema = enrich(read_database(db), db, descriptions_dir=folder, use_shipped_profiles=False, warn=warnings.append)
+    assert schema.table("member").column("member_id").description == "unique id of member"
+    assert len(warnings) == 1 and "budget.csv" in warnings[0]
+
+
 def test_two_files_for_one_table(tmp_path: Path) -> None:
     write(tmp_path / "Users.csv", f"{HEADER}\nid,id,,,\n")
     write(tmp_path / "users.csv", f"{HEADER}\nid,id,,,\n")
