@@ -69,6 +69,7 @@ def test_row_and_byte_caps_stop_the_fetch(shop: Shop) -> None:
 @pytest.mark.parametrize(("sql", "kind", "name"), [
     ("SELECT * FROM nowhere", "no_such_table", "nowhere"),
     ("SELECT nme FROM customer", "no_such_column", "nme"),
+    ("SELECT o.qty FROM orders o", "no_such_column", "qty"),  # DuckDB: 'Table "o" does not have a column named'
     ("SELECT id FROM customer, orders", "ambiguous_column", "id"),
     ("SELECT no_such_fn(name) FROM customer", "no_such_function", "no_such_fn"),
 ])

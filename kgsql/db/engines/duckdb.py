@@ -73,6 +73,7 @@ _PATTERNS: Final[tuple[Pattern, ...]] = (
     ("no_such_table", re.compile(r"Table with name (?P<name>\S+) does not exist")),
     ("no_such_column", re.compile(r'Referenced column "(?P<name>[^"]+)" not found')),
     ("no_such_column", re.compile(r'Values list "\w+" does not have a column named "(?P<name>[^"]+)"')),
+    ("no_such_column", re.compile(r'Table "[^"]+" does not have a column named "(?P<name>[^"]+)"')),
     ("no_such_table", re.compile(r'Referenced table "(?P<name>[^"]+)" not found')),
     ("ambiguous_column", re.compile(r'Ambiguous reference to column name "(?P<name>[^"]+)"')),
     ("no_such_function", re.compile(r"Function with name (?P<name>\S+) does not exist")),
