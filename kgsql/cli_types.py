@@ -38,8 +38,27 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         from kgsql.secrets import redact  # argparse repeats a bad argument as typed: a URL's password too
 
-        text = redact(" ".join(message.split()))
+        text = redact(" ".join(message.split())) + self._did_you_mean(message)
         self.exit(2, f"{self.prog}: error: {text} (see --help)\n")
+
+    def _did_you_mean(self, message: str) -> str:
+        """`` (did you mean --method?)`` for an unrecognised option close to one this parser has."""
+        import difflib
+
+        if not message.startswith("unrecognized arguments:"):
+            return ""
+        parsers = [self] + [sub for action in self._actions if isinstance(action, argparse._SubParsersAction)
+                            for sub in action.choices.values()]  # the top level reports its commands' options
+        known = list(dict.fromkeys(s for p in parsers for action in p._actions for s in action.option_strings
+                                   if s.startswith("--")))
+        hints = []
+        for word in message.split(":", 1)[1].split():
+            flag = word.split("=", 1)[0]
+            if flag.startswith("--"):
+                close = difflib.get_close_matches(flag, known, n=1, cutoff=0.7)
+                if close:
+                    hints.append(close[0])
+        return f" (did you mean {', '.join(dict.fromkeys(hints))}?)" if hints else ""
 
 
 def _number(text: str, kind: Callable[[str], Any], what: str) -> Any:

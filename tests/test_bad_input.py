@@ -37,12 +37,17 @@ def test_spatialite_database_without_the_extension(cli_env, example_db):
     assert "cannot load SpatiaLite" in line and "libsqlite3-mod-spatialite" in line
 
 
-def test_unreadable_description_csv(cli_env, example_db, tmp_path):
+def test_unreadable_description_csv_is_a_warning_and_the_rest_is_ingested(cli_env, example_db, tmp_path):
+    """Issue 28: a broken description file is one warning naming it, never a failed ingest."""
     desc = tmp_path / "desc"
     desc.mkdir()
     (desc / "cities.csv").write_bytes(b"\x00\x01\x02 this is not a CSV \xff\xfe\x00")
-    line = one_line(run("kgsql.ingest", [str(example_db), "--name", "geo_badcsv", "--descriptions", str(desc)], cli_env))
-    assert "cities.csv" in line
+    (desc / "rivers.csv").write_text("original_column_name,column_name,column_description,data_format,"
+                                     "value_description\nlength_km,,length of the river,real,the unit is km\n")
+    proc = run("kgsql.ingest", [str(example_db), "--name", "geo_badcsv", "--descriptions", str(desc), "--json"], cli_env)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    warnings = [ln for ln in proc.stderr.splitlines() if "warning" in ln]
+    assert len(warnings) == 1 and "cities.csv" in warnings[0] and "NUL bytes" in warnings[0]
 
 
 def test_malformed_profile_yaml(cli_env, example_db, tmp_path):
@@ -238,3 +243,22 @@ def test_ask_checks_the_llm_endpoint_before_the_graph_and_retrieval(sandbox):
     line = one_line(proc)
     assert "cannot connect to LLM endpoint" in line and env["KGSQL_LLM_BASE_URL"] in line
     assert "graph" not in line
+
+
+@pytest.mark.parametrize("builder, argv, hint", [
+    ("kgsql.ask", ["--db", "geo", "--mehtod", "kgsql", "How many?"], "(did you mean --method?)"),
+    ("kgsql.eval.__main__", ["run", "--dataset", "spider", "--data-dir", "x", "--mehtod=kgsql"], "(did you mean --method?)"),
+    ("kgsql.ingest.cli", ["a.sqlite", "--descripitons", "d"], "(did you mean --descriptions?)"),
+    ("kgsql.ask", ["--db", "geo", "--zzz", "How many?"], ""),  # nothing close: no guess
+])
+def test_a_mistyped_option_gets_a_suggestion(builder: str, argv: list[str], hint: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib
+
+    module = importlib.import_module(builder)
+    parser = module.build_parser(argv)[0] if builder == "kgsql.eval.__main__" else module.build_parser()
+    with pytest.raises(SystemExit) as stop:
+        parser.parse_args(argv)
+    err = capsys.readouterr().err.strip()
+    assert stop.value.code == 2 and len(err.splitlines()) == 1 and "unrecognized arguments" in err
+    assert err.endswith(f"{hint} (see --help)".strip()) if hint else "did you mean" not in err
