@@ -11,6 +11,8 @@ graph hints, SQL with correction) each live in their own module.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -129,6 +131,18 @@ class StagedMethod:
 
     def schema(self, db: str) -> Any:
         return self.schemas(db)
+
+    def __repr__(self) -> str:
+        """One line a notebook shows: the stages in order, the model, the options changed from the default."""
+        stages = ", ".join(getattr(s, "name", type(s).__name__) for s in self.stages)
+        model = getattr(self.lm, "model", None) or type(self.lm).__name__
+        changed = ""
+        if dataclasses.is_dataclass(self.options):
+            default = type(self.options)()
+            diff = [f"{f.name}={getattr(self.options, f.name)!r}" for f in dataclasses.fields(self.options)
+                    if getattr(self.options, f.name) != getattr(default, f.name)]
+            changed = f", changed: {', '.join(diff)}" if diff else ", default options"
+        return f"StagedMethod(stages=[{stages}], model={model!r}{changed})"
 
     def ask(self, question: str, db: str, evidence: str | None = None,
             history: Sequence[str] | None = None) -> Answer:

@@ -276,3 +276,14 @@ def test_history_without_rewriting_is_concatenated(geo_graph, pool) -> None:  # 
 def test_bad_option_names_fail_when_the_method_is_built(geo_graph, option: str, value: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(UnknownNameError, match=f"unknown .*'{value}'"):
         build("dail-sql", geo_graph, ScriptedLM(), **{option: value})
+
+
+def test_a_method_prints_its_stages_model_and_changed_options() -> None:
+    """A notebook shows what a method is, not ``<StagedMethod at 0x...>`` (issue 30, item 8)."""
+    from kgsql.stages.method import StagedMethod
+
+    default = StagedMethod.one_call(None, ScriptedLM({}))
+    assert repr(default) == ("StagedMethod(stages=[select, spatial, render, evidence, lead-examples, examples, "
+                             "hints, sql], model='scripted', default options)")
+    changed = StagedMethod.one_call(None, ScriptedLM({}), OneCallOptions(shots=0, ratio_cast=True))
+    assert repr(changed).endswith("model='scripted', changed: shots=0, ratio_cast=True)")
