@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -215,8 +216,16 @@ def _short_message(exc: Neo4jError) -> str:
 
 
 def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    """The first line of ``exc``, completed by the reason the driver puts on later lines (its first
+    line alone ends at a colon: "Couldn't connect to host:port (resolved to ...):")."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    first = lines[0]
+    if first.endswith(":") and len(lines) > 1:
+        reasons = re.findall(r"\(reason ([^)]*\)?)\)", " ".join(lines[1:]))
+        first = f"{first} {reasons[0] if reasons else lines[1]}"
+    return first
 
 
 def iter_batches(rows: list[T], size: int) -> Iterator[list[T]]:
