@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from kgsql.cli_types import OneLineParser, bounded_int, non_negative_int
-from kgsql.errors import KgsqlError
+from kgsql.errors import InputError, KgsqlError
 from kgsql.graph.config import graph_uri_argument
 from kgsql.secrets import add_graph_password_arguments, read_secret_file, redact
 
@@ -39,9 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Ingest a SQLite/SpatiaLite file, a folder of them (e.g. Spider's database/), a DuckDB file "
         "or a PostgreSQL/PostGIS database (postgresql://user@host/db) into the schema knowledge graph.",
     )
-    p.add_argument("source", type=source_path, nargs="?",
+    p.add_argument("source", type=source_path, nargs="*",
                    help="a .sqlite/.duckdb file, a folder holding them, postgresql://user@host[:port]/db or "
-                   "duckdb:///path.duckdb (optional with --history: mine already ingested databases)")
+                   "duckdb:///path.duckdb; several may be given (optional with --history: mine already ingested "
+                   "databases)")
     password = p.add_mutually_exclusive_group()
     password.add_argument("--password-env", metavar="NAME",
                           help="PostgreSQL: read the password from environment variable NAME (not shown by ps, "
@@ -73,9 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--graph-database", help="graph database name on a multi-database server")
     p.add_argument("--sample-rows", type=bounded_int(1, MAX_SAMPLE_ROWS), default=100_000,
                    help="rows per table scanned for statistics")
-    p.add_argument("--discover-joins", choices=("auto", "on", "off"), default="auto",
+    p.add_argument("--discover-joins", choices=("auto", "on", "off"), default="auto", nargs="?", const="on",
                    help="add joins found in the data (inclusion dependencies) as discovered join edges; "
-                   "auto: only where the declared foreign keys cannot connect the tables (default)")
+                   "auto: only where the declared foreign keys cannot connect the tables (default); "
+                   "the flag alone means on")
     p.add_argument("--force", action="store_true", help="rewrite even if the database is unchanged")
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -107,12 +109,26 @@ def database_name(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
-def _source_with_password(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Path | str | None:
-    """``args.source`` with the password of --password-env / --password-file put in (in this process only)."""
+def _sources(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Path | str]:
+    """The SOURCEs, checked against the options that name one database; a URL's password put in."""
+    sources: list[Path | str] = list(args.source)
+    if len(sources) > 1:
+        for option, given in (("--name", args.name), ("--descriptions", args.descriptions),
+                              ("--profile", args.profile), ("--password-env", args.password_env),
+                              ("--password-file", args.password_file)):
+            if given is not None:
+                parser.error(f"{option} applies to one database; give one SOURCE with it")
+        return sources
+    return [_source_with_password(parser, args, sources[0])] if sources else []
+
+
+def _source_with_password(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                          source: Path | str) -> Path | str:
+    """``source`` with the password of --password-env / --password-file put in (in this process only)."""
     if args.password_env is None and args.password_file is None:
-        return args.source
+        return source
     option = "--password-env" if args.password_env is not None else "--password-file"
-    if not isinstance(args.source, str):
+    if not isinstance(source, str):
         parser.error(f"{option} needs a postgresql:// SOURCE")
     if args.password_env is not None:
         secret = os.environ.get(args.password_env, "")
@@ -126,7 +142,7 @@ def _source_with_password(parser: argparse.ArgumentParser, args: argparse.Namesp
     from kgsql.db.target import parse_target, with_password
 
     try:
-        return with_password(parse_target(args.source), secret).url
+        return with_password(parse_target(source), secret).url
     except KgsqlError as exc:
         parser.error(f"{option}: {exc}")
 
@@ -134,29 +150,32 @@ def _source_with_password(parser: argparse.ArgumentParser, args: argparse.Namesp
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.source is None and args.history is None:
+    if not args.source and args.history is None:
         parser.error("give a SOURCE to ingest, a --history to learn from, or both")
-    source = _source_with_password(parser, args)
+    sources = _sources(parser, args)
     from kgsql.graph.store import GraphStore
     from kgsql.ingest.pipeline import IngestReport, read_sources, write_schemas
 
     progress = not args.no_progress and not args.json
-    keep_going = isinstance(source, Path) and source.is_dir()
+    keep_going = len(sources) > 1 or any(isinstance(s, Path) and s.is_dir() for s in sources)
     report = IngestReport()
     try:
         pairs = _history_pairs(args) if args.history else None  # a bad log fails before any write
         t_read = time.perf_counter()
-        schemas = [] if source is None else read_sources(  # bad input fails before a graph server is touched
-            source,
-            name=args.name,
-            descriptions_dir=args.descriptions,
-            profile_path=args.profile,
-            sample_rows=args.sample_rows,
-            progress=progress,
-            report=report,
-            keep_going=keep_going,
-            discover_joins=args.discover_joins,
-        )
+        schemas = []
+        for source in sources:  # bad input fails before a graph server is touched
+            schemas += read_sources(
+                source,
+                name=args.name,
+                descriptions_dir=args.descriptions,
+                profile_path=args.profile,
+                sample_rows=args.sample_rows,
+                progress=progress,
+                report=report,
+                keep_going=keep_going,
+                discover_joins=args.discover_joins,
+            )
+        _refuse_same_names(schemas)
         report.read_seconds = time.perf_counter() - t_read
         t0 = time.perf_counter()
         with GraphStore.open(
@@ -191,6 +210,17 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(_human_summary(summary))
     return 1 if report.errors else 0
+
+
+def _refuse_same_names(schemas: list) -> None:
+    """Two SOURCEs giving one database name would overwrite each other in the graph."""
+    seen: dict[str, str] = {}
+    for schema in schemas:
+        key = schema.name.lower()
+        if key in seen:
+            raise InputError(f"two sources give the database name '{schema.name}' ({seen[key]} and {schema.path}); "
+                             "ingest one of them on its own with --name")
+        seen[key] = str(schema.path)
 
 
 def _history_pairs(args: argparse.Namespace) -> list:

@@ -46,6 +46,25 @@ def test_folder_ingest_spider_layout(cli_env, make_sqlite, tmp_path, unique_name
     assert (summary["databases"], summary["tables"], summary["columns"], summary["foreign_keys"]) == (3, 6, 9, 3)
 
 
+def test_several_sources_in_one_ingest(cli_env, make_sqlite, tmp_path, unique_name):
+    """``kgsql ingest a.sqlite b.sqlite`` ingests both; options naming one database are refused with two;
+    ``--discover-joins`` alone means on (issue 30, item 8)."""
+    from kgsql.ingest.cli import build_parser
+
+    script = "CREATE TABLE a (id INTEGER PRIMARY KEY); CREATE TABLE b (id INTEGER, a_id INTEGER);"
+    first, second = (make_sqlite(unique_name("multi"), script) for _ in range(2))
+    proc = run_ingest([str(first), str(second), "--discover-joins", "--json"], cli_env)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["databases"] == 2 and summary["tables"] == 4
+    assert build_parser().parse_args(["x.sqlite", "--discover-joins"]).discover_joins == "on"
+    assert build_parser().parse_args(["x.sqlite"]).discover_joins == "auto"
+    line = one_error_line(run_ingest([str(first), str(second), "--name", "both"], cli_env))
+    assert "--name applies to one database" in line
+    same = one_error_line(run_ingest([str(first), str(first)], cli_env))
+    assert "two sources give the database name" in same
+
+
 def one_error_line(proc: subprocess.CompletedProcess) -> str:
     assert proc.returncode != 0
     lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
