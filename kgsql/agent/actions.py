@@ -42,8 +42,23 @@ def usage() -> str:
         TOOL_SPECS[n].signature for n in ("SearchColumn", "SearchValue", "FindShortestPath", "ExecuteSQL", "Done"))
 
 
+_STEP_START = re.compile(r"^\s*\**(?:Thought|Action)\**\s*(?:\d+\s*)?:", re.IGNORECASE | re.MULTILINE)
+
+
+def _without_leading_observation(text: str) -> str:
+    """``text`` from its first Thought/Action when it opens with a made-up ``Observation:`` (small models
+    repeat the last turn's label before their own step); otherwise ``text`` itself."""
+    opening = _OBSERVATION.match(text)
+    if opening is None:
+        return text
+    start = _STEP_START.search(text, opening.end())
+    return text[start.start():] if start else ""
+
+
 def parse_step(text: str, tools: tuple[str, ...]) -> Step:
-    """The first action of ``text`` (anything after a made-up ``Observation:`` is ignored)."""
+    """The first action of ``text`` (a made-up ``Observation:`` before it is skipped, anything after one
+    ignored)."""
+    text = _without_leading_observation(text)
     cut = _OBSERVATION.search(text)
     body = text[: cut.start()] if cut else text
     body = _FENCE.sub("", body)

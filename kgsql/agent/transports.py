@@ -12,10 +12,13 @@ from typing import Any, Protocol
 from kgsql.agent.actions import ActionError, Step, parse_step
 from kgsql.agent.tools import AGENT_TOOLS, TOOL_SPECS
 from kgsql.llm.base import LM
+from kgsql.llm.errors import LLMEmptyResponseError
 from kgsql.llm.trace import Trace
 
 #: Interactive-T2S stops generation where a made-up observation or a second step would begin.
 STOP = ["\nObservation", "Observation:", "\nThought", "\nQuestion:"]
+#: Asked again when a turn that opened with a made-up observation was stopped before its first word.
+RETRY_STOP = ["\nQuestion:"]
 
 
 class Transport(Protocol):
@@ -40,7 +43,14 @@ class TextReAct:
         self.messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
     def next(self, trace: Trace) -> Step | ActionError:
-        text = trace.complete(self.lm, "agent", self.messages, **self.params).text
+        try:
+            text = trace.complete(self.lm, "agent", self.messages, **self.params).text
+        except LLMEmptyResponseError:
+            # The model opened its turn with "Observation:" (the label of the turn before), which the stop
+            # sequences cut to nothing; asked again without them, the parser skips the made-up part.
+            if self.params.get("stop") != STOP:
+                raise
+            text = trace.complete(self.lm, "agent", self.messages, **{**self.params, "stop": RETRY_STOP}).text
         return self._read(text)
 
     def _read(self, text: str) -> Step | ActionError:

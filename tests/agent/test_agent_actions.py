@@ -42,3 +42,10 @@ def test_malformed_actions_get_a_one_line_correction(text: str, message: str) ->
     with pytest.raises(ActionError, match=message) as info:
         parse_step(text, AGENT_TOOLS)
     assert "\n" not in str(info.value)
+
+
+def test_a_made_up_observation_before_the_step_is_skipped() -> None:
+    step = parse_step('Observation: 3 rows\nThought: done\nAction: Done("SELECT 1")\nObservation: more', AGENT_TOOLS)
+    assert (step.tool, step.arguments, step.thought) == ("Done", {"sql": "SELECT 1"}, "done")
+    with pytest.raises(ActionError, match="No action found"):
+        parse_step("Observation: only a made-up observation, no step", AGENT_TOOLS)

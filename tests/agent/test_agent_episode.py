@@ -10,6 +10,7 @@ import pytest
 
 from kgsql.agent import AgentMethod, AgentOptions
 from kgsql.errors import InputError
+from kgsql.agent.transports import RETRY_STOP, STOP
 from kgsql.llm.scripted import ScriptedLM
 from kgsql.methods import build
 
@@ -123,6 +124,37 @@ def test_a_model_failing_mid_episode_keeps_the_query_that_worked(graph) -> None:
     assert answer.steps[-1]["error"] == "model: endpoint timed out"
     down = AgentMethod(graph, ScriptedLM([LLMTimeoutError("endpoint timed out")])).ask("Longest?", "episode_geo")
     assert down.error == "endpoint timed out" and down.sql == ""
+
+
+class StoppingLM(ScriptedLM):
+    """A scripted model that applies stop sequences as a server does: text cut at the first one, and an
+    empty cut an empty-completion error (what llama.cpp's server answered the 0.5B)."""
+
+    def complete(self, messages, *, step=None, **params):  # type: ignore[no-untyped-def]
+        import dataclasses
+
+        from kgsql.llm.errors import LLMEmptyResponseError
+
+        completion = super().complete(messages, step=step, **params)
+        text = completion.text
+        for stop in params.get("stop") or []:
+            at = text.find(stop)
+            if at >= 0:
+                text = text[:at]
+        if not text.strip():
+            raise LLMEmptyResponseError("LLM endpoint returned an empty completion (finish_reason=stop)")
+        return dataclasses.replace(completion, text=text)
+
+
+def test_a_turn_opening_with_a_made_up_observation_is_read_not_fatal(graph) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30, item 1: the 0.5B starts its turn with 'Observation:'; the stop sequences cut it to nothing,
+    which ended the episode. The turn is asked again without them and the made-up part skipped."""
+    made_up = ("Observation: the rivers table has a length_km column.\nThought: order by length\n"
+               f'Action: Done("{LONGEST}")\nObservation: Silver River')
+    lm = StoppingLM(['Action: SearchColumn("river length")', made_up, made_up])
+    answer = AgentMethod(graph, lm).ask("Which river is the longest?", "episode_geo")
+    assert answer.error is None and answer.sql == LONGEST and answer.rows == [("Silver River",)]
+    assert [c.params["stop"] for c in lm.calls][1:] == [STOP, RETRY_STOP]  # asked again, without the stops
 
 
 def test_unknown_database_and_bad_options_are_one_clear_error(graph) -> None:  # type: ignore[no-untyped-def]
