@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -135,7 +136,9 @@ class MiniLMEncoder(Encoder):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         try:
-            from sentence_transformers import SentenceTransformer
+            with warnings.catch_warnings():  # in a notebook without ipywidgets, tqdm warns on import
+                warnings.filterwarnings("ignore", message=".*IProgress not found.*")
+                from sentence_transformers import SentenceTransformer
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise EncoderUnavailableError(
                 "sentence-transformers is not installed: pip install 'kgsql[embed]'"

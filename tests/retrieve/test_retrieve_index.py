@@ -124,3 +124,28 @@ def test_lexical_coverage(school) -> None:  # type: ignore[no-untyped-def]
     assert cov[("students", "home_city")] == 1.0
     assert cov[("courses", "credits")] == 1.0  # plural folded
     assert cov[("students", "full_name")] == 0.0
+
+
+def test_no_progress_bar_warning_in_a_notebook_without_ipywidgets() -> None:
+    """Issue 30, item 8: in a Jupyter kernel without ipywidgets, loading the encoder printed tqdm's
+    'IProgress not found' warning. Run in a fresh interpreter that looks like such a kernel."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, types, warnings\n"
+        "sys.modules['ipykernel.zmqshell'] = types.ModuleType('ipykernel.zmqshell')\n"
+        "ipython = types.ModuleType('IPython')\n"
+        "class ZMQInteractiveShell: pass\n"
+        "ipython.get_ipython = lambda: ZMQInteractiveShell()\n"
+        "sys.modules['IPython'] = ipython\n"
+        "sys.modules['ipywidgets'] = None\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    from kgsql.retrieve.encoder import MiniLMEncoder\n"
+        "    MiniLMEncoder()\n"
+        "print(sum('IProgress' in str(w.message) for w in seen))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "0"
