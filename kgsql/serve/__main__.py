@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
                              f"(it has no authentication)")
         if not 0 <= args.port < 65536:
             raise KgsqlError("--port must be 0-65535")
+        from kgsql.llm.errors import ModelNotPulledError
         from kgsql.paths import write_private
         from kgsql.schema_graph import SchemaGraph
         from kgsql.serve.client import state_file
@@ -66,7 +67,11 @@ def main(argv: list[str] | None = None) -> int:
         service.graph  # noqa: B018 - connect now: a wrong graph fails here, not on the first request
         if not args.lazy:
             print("kgsql serve: loading the encoder and the model...", file=sys.stderr, flush=True)
-            service.warm()
+            try:
+                service.warm()
+            except ModelNotPulledError as exc:  # the page, the graph and /api/sql need no model
+                print(f"kgsql serve: warning: {redact(str(exc))}; the page, the graph and SQL work, questions "
+                      f"will say this until a model is pulled", file=sys.stderr, flush=True)
         try:
             server = ApiServer((args.host, args.port), service, max_busy=args.max_busy, max_sql=args.max_sql,
                                allow_remote=args.allow_remote)
