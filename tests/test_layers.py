@@ -21,7 +21,7 @@ LAYERS: list[set[str]] = [
     {"stages", "agent"},
     {"methods"},
     {"eval", "lab", "mcp", "serve"},
-    {"ask", "demo", "__main__", "__init__"},
+    {"ask", "sql_cli", "demo", "__main__", "__init__"},
 ]
 LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
 ROOT = Path(kgsql.__file__).parent

@@ -1,4 +1,5 @@
-"""``python -m kgsql.graph status|start|stop|export|knowledge|examples``: the embedded graph server, exports,
+"""``python -m kgsql.graph status|start|stop|databases|export|knowledge|examples``: the embedded graph server,
+the ingested databases (``databases``), exports,
 what was mined from query logs (``knowledge --db NAME``: list; ``--remove KEY`` / ``--remove-origin rule``),
 and the (question, SQL) examples a database was taught (``examples --db NAME``; ``--remove KEY``)."""
 from __future__ import annotations
@@ -41,17 +42,18 @@ def root_folder(text: str) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     p = OneLineParser(prog="python -m kgsql.graph", description=__doc__)
-    p.add_argument("command", choices=["status", "start", "stop", "export", "knowledge", "examples"])
+    p.add_argument("command", choices=["status", "start", "stop", "databases", "export", "knowledge", "examples"])
     p.add_argument("--root", type=root_folder, default=None, help="embedded server folder (default: KGSQL_GRAPH_DIR or ~/.cache/kgsql/graph)")
     p.add_argument("--db", help="export: database name")
     p.add_argument("--out", type=export_path, help="export: output file (.html, .svg or .png) in an existing folder")
-    p.add_argument("--graph", type=graph_uri_argument, help="export, knowledge: Bolt URI (default: embedded)")
+    p.add_argument("--graph", type=graph_uri_argument,
+                   help="databases, export, knowledge, examples: Bolt URI (default: embedded)")
     p.add_argument("--kind", help="knowledge: only facts of this kind (join, expression, value, usage, description)")
     p.add_argument("--origin", help="knowledge: only facts found by this miner (rule, llm)")
     p.add_argument("--remove", action="append", default=[], metavar="KEY",
                    help="knowledge, examples: remove the fact / example with this key")
     p.add_argument("--remove-origin", metavar="ORIGIN", help="knowledge: remove every fact of this miner (rule, llm)")
-    p.add_argument("--json", action="store_true", help="knowledge, examples: print JSON")
+    p.add_argument("--json", action="store_true", help="databases, knowledge, examples: print JSON")
     args = p.parse_args(argv)
     root = args.root or default_graph_dir()
     try:
@@ -65,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"embedded graph server at {info.uri} ({state})")
         elif args.command == "stop":
             print("stopped" if stop_server(root) else "not running")
+        elif args.command == "databases":
+            return _databases(args, root)
         elif args.command == "knowledge":
             if not args.db:
                 p.error("knowledge needs --db")
@@ -88,6 +92,25 @@ def main(argv: list[str] | None = None) -> int:
     except KgsqlError as exc:
         print(f"kgsql.graph: error: {exc}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _databases(args, root: Path) -> int:  # type: ignore[no-untyped-def]
+    """The ingested databases: name, engine, size, where (a URL's password masked)."""
+    from kgsql.graph.queries import list_databases
+    from kgsql.graph.store import GraphStore
+    from kgsql.secrets import redact_uri
+
+    with GraphStore.open(args.graph, embedded_root=root) as store:
+        rows = [{**row, "path": redact_uri(row["path"]) if row.get("path") else None}
+                for row in list_databases(store)]
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    for row in rows:
+        print(f"{row['name']}  [{row.get('dialect') or 'sqlite'}] {row.get('table_count') or 0} tables, "
+              f"{row.get('column_count') or 0} columns  {row.get('path') or ''}".rstrip())
+    print(f"{len(rows)} database(s)")
     return 0
 
 
