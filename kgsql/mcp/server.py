@@ -3,9 +3,13 @@
     python -m kgsql.mcp                          # stdio: what desktop and IDE agents start
     python -m kgsql.mcp --http --port 8765       # streamable HTTP on 127.0.0.1:8765/mcp
 
-Every agent tool of :mod:`kgsql.agent.tools` (each with a ``db`` argument, since
-one server serves every ingested database), ``ListDatabases``, ``DescribeTable``
-and ``ask(question, db)`` (the default method). Read-only by construction: SQL
+The agent's lookup tools of :mod:`kgsql.agent.tools` (each with a ``db`` argument,
+since one server serves every ingested database; ``Done`` stays the agent's),
+``ListDatabases``, ``ListTables``, ``DescribeTable``, ``ExecuteSQL`` with a row
+``limit`` and the rows as structured content, and ``ask(question, db)`` (the
+default method). Each database's schema, as the default method writes it for
+the model, is the resource ``kgsql://{db}/schema``; the prompt ``explore``
+starts a conversation about one database. Read-only by construction: SQL
 runs only through the guard (one read-only statement, row cap, timeout), and
 no tool writes to the graph. Tools that search or ask are served one at a
 time (the encoder, the value indexes and the local model are shared); SQL
@@ -15,6 +19,7 @@ query holds one worker, not the server. A failed call comes back with
 """
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from dataclasses import dataclass
@@ -25,11 +30,13 @@ from kgsql.errors import InputError, KgsqlError
 from kgsql.ingest.sources import GraphSchemas
 from kgsql.retrieve.lazy import lazy_retriever
 
-MCP_TOOLS = ("ListDatabases", "DescribeTable", "SearchColumn", "SearchValue", "FindShortestPath", "ExecuteSQL",
-             "Done", "ask")
+MCP_TOOLS = ("ListDatabases", "ListTables", "DescribeTable", "SearchColumn", "SearchValue", "FindShortestPath",
+             "ExecuteSQL", "ask")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 #: Tools that only read the schema and run SQL in a worker process: served outside the model's lock.
-SQL_TOOLS = frozenset({"ExecuteSQL", "Done"})
+SQL_TOOLS = frozenset({"ExecuteSQL"})
+#: ExecuteSQL's rows: by default, and at most.
+DEFAULT_LIMIT, MAX_LIMIT = 50, 1000
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +47,7 @@ class ToolReply:
 
     text: str
     error: bool = False
+    structured: dict[str, Any] | None = None  # MCP's structuredContent (ExecuteSQL's columns and rows)
 
 
 class GraphTools:
@@ -80,6 +88,8 @@ class GraphTools:
             with self._lock:
                 if name == "ListDatabases":
                     return ToolReply(list_databases(self.graph))
+                if name == "ListTables":
+                    return ToolReply(self._tables(str(db)))
                 if name == "ask":
                     return self._ask(str(db), **arguments)
                 observation = self.tools(str(db)).call(name, TOOL_SPECS[name].bind((), arguments))
@@ -91,15 +101,37 @@ class GraphTools:
             return ToolReply(f"Error: the tool failed unexpectedly ({type(exc).__name__})", error=True)
 
     def _sql(self, name: str, db: str, arguments: dict[str, Any]) -> ToolReply:
-        """ExecuteSQL or Done, outside the lock: the query runs in the killable SQL worker."""
-        tools, bound = self.tools(db), TOOL_SPECS[name].bind((), arguments)
-        if name == "ExecuteSQL":
-            observation = tools.call(name, bound)
-            return ToolReply(observation.text, observation.error is not None)
-        observation = tools.execute_sql(bound["sql"])
-        if observation.error is not None or observation.result is None:
+        """ExecuteSQL outside the lock (the query runs in the killable SQL worker): the first ``limit`` rows
+        as text and as structured content."""
+        limit = arguments.pop("limit", None)
+        limit = DEFAULT_LIMIT if limit is None else int(limit)
+        if not 1 <= limit <= MAX_LIMIT:
+            raise InputError(f"limit must be 1-{MAX_LIMIT}, got {limit}")
+        observation = self.tools(db).execute_sql(TOOL_SPECS[name].bind((), arguments)["sql"])
+        result = observation.result
+        if observation.error is not None or result is None:
             return ToolReply(observation.text, error=True)
-        return ToolReply(f"Final query: {observation.sql}\n{rows_text(observation.result, 20)}")
+        rows = [list(r) for r in result.rows[:limit]]
+        structured = {"columns": list(result.columns), "rows": rows,
+                      "truncated": bool(result.truncated or result.row_count > limit)}
+        return ToolReply(rows_text(result, limit), structured=structured)
+
+    def _tables(self, db: str) -> str:
+        """ListTables(db): each table with its row count and description, one per line."""
+        schema = self.tools(db).schema
+        lines = []
+        for t in schema.tables:
+            rows = f" ({t.row_count} rows)" if t.row_count is not None else ""
+            about = t.description or t.geo_description
+            lines.append(f"{t.name}{rows}: {len(t.columns)} columns" + (f"; {about}" if about else ""))
+        return "\n".join(lines) or f"Database {db} has no tables."
+
+    def schema_text(self, db: str) -> str:
+        """The schema of ``db`` as the default method writes it for the model (descriptions, value meanings)."""
+        from kgsql.generate.styles import render_schema
+
+        with self._lock:
+            return render_schema("code-knowledge", self.tools(db).schema)
 
     def _ask(self, db: str, question: str) -> ToolReply:
         self.tools(db)
@@ -138,7 +170,9 @@ def build_server(tools: GraphTools) -> Any:
     except ImportError as exc:
         raise InputError("the MCP server needs the mcp package (mcp>=2): pip install 'kgsql[mcp]'") from exc
 
-    server = MCPServer("kgsql", log_level="WARNING", instructions=(
+    from kgsql import __version__
+
+    server = MCPServer("kgsql", version=__version__, log_level="WARNING", instructions=(
         "Read-only tools over databases described by a schema knowledge graph: list the databases, "
         "search columns and cell values, find join paths, run read-only SQL, or ask a question in words."))
     import logging
@@ -148,13 +182,19 @@ def build_server(tools: GraphTools) -> Any:
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
     def reply(answer: ToolReply) -> Any:
-        """The SDK's result for a tool's reply: its text without lone surrogates, ``isError`` on failure."""
+        """The SDK's result for a tool's reply: its text without lone surrogates, ``isError`` on failure,
+        and the structured content when the tool has one."""
+        structured = json.loads(without_surrogates(json.dumps(answer.structured, default=str))) \
+            if answer.structured is not None else None
         return CallToolResult(content=[TextContent(type="text", text=without_surrogates(answer.text))],
-                              is_error=answer.error)
+                              structured_content=structured, is_error=answer.error)
 
     # Return annotations stay ``Any``: the SDK evaluates them in this module's globals.
     def ListDatabases() -> Any:  # noqa: N802 - tool names are the paper's
         return reply(tools.run("ListDatabases"))
+
+    def ListTables(db: str) -> Any:  # noqa: N802
+        return reply(tools.run("ListTables", db))
 
     def DescribeTable(db: str, table: str) -> Any:  # noqa: N802
         return reply(tools.run("DescribeTable", db, table=table))
@@ -168,20 +208,39 @@ def build_server(tools: GraphTools) -> Any:
     def FindShortestPath(db: str, start: str, end: str) -> Any:  # noqa: N802
         return reply(tools.run("FindShortestPath", db, start=start, end=end))
 
-    def ExecuteSQL(db: str, sql: str) -> Any:  # noqa: N802
-        return reply(tools.run("ExecuteSQL", db, sql=sql))
-
-    def Done(db: str, sql: str) -> Any:  # noqa: N802
-        return reply(tools.run("Done", db, sql=sql))
+    def ExecuteSQL(db: str, sql: str, limit: int = DEFAULT_LIMIT) -> Any:  # noqa: N802
+        return reply(tools.run("ExecuteSQL", db, sql=sql, limit=limit))
 
     def ask(question: str, db: str) -> Any:
         return reply(tools.run("ask", db, question=question))
 
-    for fn in (ListDatabases, DescribeTable, SearchColumn, SearchValue, FindShortestPath, ExecuteSQL, Done):
+    for fn in (ListDatabases, DescribeTable, SearchColumn, SearchValue, FindShortestPath):
         spec = TOOL_SPECS[fn.__name__]
         where = "" if fn is ListDatabases else " `db`: a database name from ListDatabases."
         server.add_tool(fn, name=spec.name, description=spec.description + where, annotations=read_only,
                         structured_output=False)
+    server.add_tool(ListTables, name="ListTables", annotations=read_only, structured_output=False,
+                    description="The tables of database `db` with their row counts and descriptions.")
+    server.add_tool(ExecuteSQL, name="ExecuteSQL", annotations=read_only, structured_output=False,
+                    description=f"{TOOL_SPECS['ExecuteSQL'].description} Returns the first `limit` rows "
+                                f"(default {DEFAULT_LIMIT}, at most {MAX_LIMIT}) as text and as structured content "
+                                f"{{columns, rows, truncated}}. `db`: a database name from ListDatabases.")
+
+    @server.resource("kgsql://{db}/schema", name="schema", mime_type="text/plain",
+                     description="A database's schema as kgsql writes it for a model: CREATE TABLE statements "
+                                 "with each column's description, value meanings and values.")
+    def schema(db: str) -> str:
+        try:
+            return tools.schema_text(db)
+        except KgsqlError as exc:
+            raise ValueError(str(exc)) from None  # the SDK answers a resource error as a protocol error
+
+    @server.prompt(name="explore", description="Start a conversation about one database with its schema.")
+    def explore(db: str, question: str = "") -> str:
+        ask_line = f" Then answer: {question}" if question else ""
+        return (f"You can query the database '{db}' with the kgsql tools (read-only). Its schema:\n\n"
+                f"{tools.schema_text(db)}\n\nLook up what you need with SearchColumn, SearchValue and "
+                f"FindShortestPath, check queries with ExecuteSQL.{ask_line}")
     server.add_tool(ask, name="ask", annotations=read_only, structured_output=False,
                     description="Answer a question about database `db` in words: kgsql's default method writes "
                                 "the SQL with the local or configured LLM and runs it read-only.")

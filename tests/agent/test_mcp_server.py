@@ -28,12 +28,12 @@ async def _session(params: StdioServerParameters) -> dict[str, Any]:
         listed = await client.list_tools()
         calls = {
             "ListDatabases": {},
+            "ListTables": {"db": "mcp_geo"},
             "DescribeTable": {"db": "mcp_geo", "table": "rivers"},
             "SearchColumn": {"db": "mcp_geo", "semantic": "length of a river"},
             "SearchValue": {"db": "mcp_geo", "value": "eastvale"},
             "FindShortestPath": {"db": "mcp_geo", "start": "rivers.name", "end": "cities.name"},
             "ExecuteSQL": {"db": "mcp_geo", "sql": "SELECT name FROM rivers ORDER BY name"},
-            "Done": {"db": "mcp_geo", "sql": COUNT},
             "ask": {"db": "mcp_geo", "question": "How many cities are there?"},
         }
         out = {"tools": {t.name: t for t in listed.tools}, "failed": set()}
@@ -42,6 +42,18 @@ async def _session(params: StdioServerParameters) -> dict[str, Any]:
             out[name] = _text(result)
             if result.is_error:
                 out["failed"].add(name)
+        limited = await client.call_tool("ExecuteSQL", {"db": "mcp_geo", "sql": "SELECT name FROM rivers ORDER BY name",
+                                                        "limit": 2})
+        out["limited"] = limited.structured_content
+        too_many = await client.call_tool("ExecuteSQL", {"db": "mcp_geo", "sql": "SELECT 1", "limit": 5000})
+        out["too_many"], out["too_many_failed"] = _text(too_many), too_many.is_error
+        out["version"] = client.server_info.version
+        out["templates"] = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+        resource = await client.read_resource("kgsql://mcp_geo/schema")
+        out["schema"] = resource.contents[0].text
+        out["prompts"] = [p.name for p in (await client.list_prompts()).prompts]
+        prompt = await client.get_prompt("explore", {"db": "mcp_geo", "question": "Longest river?"})
+        out["prompt"] = prompt.messages[0].content.text
         write = await client.call_tool("ExecuteSQL", {"db": "mcp_geo", "sql": "DROP TABLE cities"})
         unknown_db = await client.call_tool("DescribeTable", {"db": "nope", "table": "x"})
         out["write"], out["unknown_db"] = _text(write), _text(unknown_db)
@@ -61,8 +73,8 @@ def test_every_tool_through_the_sdk_client(stub_env, cli_ingest, example_db: Pat
     finally:
         stub.close()
     tools = got["tools"]
-    assert set(tools) == {"ListDatabases", "DescribeTable", "SearchColumn", "SearchValue", "FindShortestPath",
-                          "ExecuteSQL", "Done", "ask"}
+    assert set(tools) == {"ListDatabases", "ListTables", "DescribeTable", "SearchColumn", "SearchValue",
+                          "FindShortestPath", "ExecuteSQL", "ask"}  # Done is the agent's, not a client's
     assert all(t.annotations.read_only_hint for t in tools.values())
     assert tools["SearchValue"].input_schema["required"] == ["db", "value"]
     assert "mcp_geo (4 tables)" in got["ListDatabases"].splitlines()
@@ -73,7 +85,15 @@ def test_every_tool_through_the_sdk_client(stub_env, cli_ingest, example_db: Pat
                                        "Join on: river_cities.river_id = rivers.river_id AND "
                                        "river_cities.city_id = cities.city_id")
     assert got["ExecuteSQL"] == "name\nAmber River\nLittle Fen\nSilver River\n(3 rows)"
-    assert got["Done"] == f"Final query: {COUNT}\ncount(*)\n12\n(1 row)"
+    assert got["limited"] == {"columns": ["name"], "rows": [["Amber River"], ["Little Fen"]], "truncated": True}
+    assert got["too_many_failed"] and "limit must be 1-1000" in got["too_many"]
+    assert any(line.startswith("rivers (3 rows): 4 columns; ") for line in got["ListTables"].splitlines())
+    from kgsql import __version__
+    assert got["version"] == __version__
+    assert got["templates"] == ["kgsql://{db}/schema"]
+    assert got["schema"].startswith("CREATE TABLE") and "CREATE TABLE rivers" in got["schema"]
+    assert got["prompts"] == ["explore"]
+    assert "CREATE TABLE rivers" in got["prompt"] and got["prompt"].endswith("Then answer: Longest river?")
     assert got["ask"] == f"SQL: {COUNT}\ncount(*)\n12\n(1 row)"
     assert got["write"].startswith("Error: SQL rejected: not a read-only query")
     assert got["unknown_db"].startswith("Error:") and "nope" in got["unknown_db"]

@@ -153,7 +153,8 @@ def test_a_failed_tool_call_is_marked_is_error(wire: WireClient) -> None:
     assert ok["result"]["isError"] is False and text_of(ok) == "x\n42\n(1 row)"
     for request_id, params in enumerate([sql_call("DROP TABLE cities"),
                                          {"name": "DescribeTable", "arguments": {"db": "nope", "table": "x"}},
-                                         {"name": "Done", "arguments": {"db": DB, "sql": "SELECT nope FROM cities"}}],
+                                         sql_call("SELECT nope FROM cities"),
+                                         {"name": "ExecuteSQL", "arguments": {"db": DB, "sql": "SELECT 1", "limit": 0}}],
                                         start=2):
         got = wire.call(request_id, "tools/call", params)
         assert got["result"]["isError"] is True and text_of(got).startswith("Error:"), got
@@ -166,8 +167,8 @@ NO_REPLY = object()
 FUZZ_SEED = 35
 FUZZ_LINES = 200
 FUZZ_S = 60.0
-TOOLS = ["ListDatabases", "DescribeTable", "SearchColumn", "SearchValue", "FindShortestPath", "ExecuteSQL", "Done",
-         "ask", "Nope", ""]
+TOOLS = ["ListDatabases", "ListTables", "DescribeTable", "SearchColumn", "SearchValue", "FindShortestPath",
+         "ExecuteSQL", "Done", "ask", "Nope", ""]
 CHEAP_SQL = ["SELECT 1", "SELECT name FROM rivers", "DROP TABLE cities", "SELEC 1", "", "SELECT '\ud800'",
              "SELECT char(55296)", "PRAGMA writable_schema=1", "SELECT * FROM nope; SELECT 2"]
 
@@ -197,13 +198,13 @@ def _value(rng: random.Random, depth: int = 0) -> Any:
 def _tool_arguments(rng: random.Random, tool: str) -> Any:
     """Random arguments; the encoder and the model are never reached (no real database for searches)."""
     if tool in ("ExecuteSQL", "Done") and rng.random() < 0.5:
-        return {"db": DB, "sql": rng.choice(CHEAP_SQL)}
+        return {"db": DB, "sql": rng.choice(CHEAP_SQL), "limit": rng.choice([1, 50, 0, -3, 10**6, "x", None])}
     if tool in ("DescribeTable", "FindShortestPath") and rng.random() < 0.5:
         return {"db": DB, "table": rng.choice(["rivers", "nope"]), "start": "rivers.name", "end": "cities.name"}
     if rng.random() < 0.2:
         return _value(rng)
     arguments = {name: _value(rng) for name in rng.sample(["db", "sql", "table", "semantic", "value", "question",
-                                                            "start", "end", "column"], rng.randint(0, 4))}
+                                                            "start", "end", "column", "limit"], rng.randint(0, 4))}
     if tool in ("SearchColumn", "SearchValue", "ask") and arguments.get("db") == DB:
         arguments["db"] = "nope"
     return arguments
