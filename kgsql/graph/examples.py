@@ -28,11 +28,15 @@ def save_examples(store: GraphStore, database: str, pairs: Iterable[Any], source
 
 
 def remove_examples(store: GraphStore, database: str, keys: Iterable[str]) -> int:
-    """Remove the examples with these keys; returns how many of them existed."""
+    """Remove the examples with these keys, and what only they taught the graph (a join mined from a
+    wrong example must not outlive it, :func:`kgsql.graph.facts.forget_pairs`); returns how many existed."""
+    from kgsql.graph.facts import forget_pairs
+
     wanted = set(keys)
     present = [e["key"] for e in list_examples(store, database) if e["key"] in wanted]
     if present:
         store.write(lambda tx: tx.run("examples_delete", database=database, keys=present))
+        forget_pairs(store, database, [key.split("/", 1)[1] for key in present])
     return len(present)
 
 

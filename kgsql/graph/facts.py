@@ -9,7 +9,7 @@ schema updates (facts about dropped columns are skipped when read).
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Iterable
+from typing import Any, Iterable
 
 from kgsql.graph.store import GraphStore
 from kgsql.schema.facts import Fact
@@ -72,6 +72,37 @@ def remove_facts(store: GraphStore, database: str, *, keys: Iterable[str] = (), 
             tx.run("facts_delete", keys=doomed)
         if origin and not wanted:
             tx.run("mined_pairs_delete", database=database, origin=origin)
+
+    store.write(work)
+    return len(doomed)
+
+
+def forget_pairs(store: GraphStore, database: str, pairs: Iterable[str]) -> int:
+    """Take back what the pairs ``pairs`` taught ``database``: a fact only they support is removed, a fact
+    others support too loses them from its sources (and count); the pairs count as not mined. Returns how
+    many facts were removed."""
+    gone = set(pairs)
+    if not gone:
+        return 0
+    doomed: list[str] = []
+    kept: list[dict[str, Any]] = []
+    for fact in list_facts(store, database):
+        taught = gone.intersection(fact.sources)
+        if not taught:
+            continue
+        if taught == set(fact.sources):
+            doomed.append(fact.key)
+        else:
+            fact.sources = [s for s in fact.sources if s not in gone]
+            fact.count = max(1, fact.count - len(taught))
+            kept.append({"key": fact.key, **asdict(fact)})
+
+    def work(tx):  # type: ignore[no-untyped-def]
+        if doomed:
+            tx.run("facts_delete", keys=doomed)
+        if kept:
+            tx.run("facts_upsert", facts=kept)
+        tx.run("mined_pairs_forget", database=database, pairs=sorted(gone))
 
     store.write(work)
     return len(doomed)

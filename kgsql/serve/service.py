@@ -133,7 +133,10 @@ class Service:
         """Keep a right (question, SQL) pair: mined into the graph and stored as the database's example."""
         from kgsql.generate.answer import check_question
 
-        self.sql(db, sql)  # only a read-only query that runs (the guard refuses the rest in one line)
+        result = self.sql(db, sql)  # only a read-only query that runs (the guard refuses the rest in one line)
+        if not result["rows"]:
+            raise InputError("a query that returns no rows is not kept as an example: it cannot be checked "
+                             "as right, and what it joins would be learnt as knowledge")
         report = self.graph.learn(check_question(question), sql, db=db)
         self._schemas.forget(db)  # (made by sql() above) the mined knowledge is new
         with self.model_lock:

@@ -111,6 +111,9 @@ def test_graph_picture_and_teaching(api) -> None:  # type: ignore[no-untyped-def
     status, payload = request(server, "POST", "/api/examples", {"db": "api_geo", "question": "q?",
                                                                 "sql": "SELECT nme FROM rivers"})
     assert status == 400 and "no such column" in payload["error"]  # only a query that runs is taught
+    status, payload = request(server, "POST", "/api/examples", {"db": "api_geo", "question": "Rivers longer than 1000?",
+                                                                "sql": "SELECT name FROM rivers WHERE length_km > 1000"})
+    assert status == 400 and "returns no rows" in payload["error"]  # nor one that cannot be checked (issue 30)
 
 
 @pytest.mark.parametrize("headers,code,message", [

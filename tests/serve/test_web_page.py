@@ -131,8 +131,8 @@ def test_ask_highlights_the_selection_and_shows_the_result(page_server: ApiServe
     rows = browser.find_elements(By.CSS_SELECTOR, "#result tr")
     assert [r.text for r in rows] == ["name", "item 3-1", "item 3-2", "item 3-3"]
     selected = browser.execute_script("return window.kgsql.cy.nodes('.selected').map(n => n.id())")
-    assert "t03" in selected and len(selected) < 11
-    assert browser.execute_script("return window.kgsql.cy.nodes('.faded').length") == 11 - len(selected)
+    assert selected == ["t03"]  # the table the SQL uses, not every table retrieval selected (issue 30, item 3)
+    assert browser.execute_script("return window.kgsql.cy.nodes('.faded').length") == 10
     assert "t03:" in browser.find_element(By.ID, "selected").text
     hints = browser.find_element(By.ID, "hints").text.splitlines()
     assert hints and all(h.startswith("If the query needs several of these tables") or " is a value of " in h for h in hints)
@@ -140,3 +140,16 @@ def test_ask_highlights_the_selection_and_shows_the_result(page_server: ApiServe
     browser.find_element(By.ID, "right").click()
     assert wait(browser, "return document.getElementById('taught').textContent") == "kept: 1 example(s) for web11"
     assert [e["sql"] for e in page_server.service.graph.examples("web11")] == [ANSWER_SQL]
+
+    # an answer without rows cannot be kept as right (its joins would be learnt unchecked)
+    browser.execute_script("showAnswer(Object.assign({}, window.kgsql.answer, {rows: []}))")
+    assert browser.find_element(By.ID, "right").get_attribute("disabled") is not None
+    # another database: nothing of this one's question, answer or kept note stays on the page
+    browser.execute_script("const s = document.getElementById('db'); s.value = 'web55'; "
+                           "s.dispatchEvent(new Event('change'))")
+    wait(browser, "return window.kgsql.cy && window.kgsql.cy.nodes().length === 55")
+    assert browser.execute_script("return [document.getElementById('answer').hidden, "
+                                  "document.getElementById('question').value, "
+                                  "document.getElementById('taught').textContent, "
+                                  "document.getElementById('sql').textContent, window.kgsql.answer]") == \
+        [True, "", "", "", None]

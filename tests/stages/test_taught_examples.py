@@ -52,3 +52,32 @@ def test_learnt_pairs_are_shown_as_examples_and_dropped_with_the_database(schema
     schema_graph.drop(db)
     schema_graph.ingest(example_db, name=db)
     assert schema_graph.examples(db) == []
+
+
+def test_removing_an_example_takes_back_what_only_it_taught(schema_graph, example_db: Path,
+                                                            unique_name) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30, item 2: a wrong example's mined join outlived the example and misled hints and join paths."""
+    from kgsql.graph.examples import remove_examples
+    from kgsql.graph.facts import list_facts
+
+    db = unique_name("untaught")
+    schema_graph.ingest(example_db, name=db)
+    wrong = "SELECT c.name FROM cities AS c JOIN rivers AS r ON c.city_id = r.river_id"  # a join no key states
+    schema_graph.learn("Which cities lie on a river?", wrong, db=db)
+    joins = [f for f in list_facts(schema_graph.store, db, kind="join") if "river_id" in f.subject + f.object]
+    assert len(joins) == 1
+    other = "SELECT r.name FROM rivers AS r JOIN cities AS c ON r.river_id = c.city_id WHERE c.population > 1000"
+    schema_graph.learn("Which rivers pass big cities?", other, db=db)  # the same join, taught twice
+    both = {f.key: f for f in list_facts(schema_graph.store, db, kind="join")}[joins[0].key]
+    assert len(both.sources) == 2
+
+    first = next(e for e in schema_graph.examples(db) if e["question"] == "Which cities lie on a river?")
+    assert remove_examples(schema_graph.store, db, [first["key"]]) == 1
+    left = {f.key: f for f in list_facts(schema_graph.store, db, kind="join")}[joins[0].key]
+    assert len(left.sources) == 1  # still taught by the other example
+
+    second = next(e for e in schema_graph.examples(db) if e["question"] == "Which rivers pass big cities?")
+    remove_examples(schema_graph.store, db, [second["key"]])
+    assert joins[0].key not in {f.key for f in list_facts(schema_graph.store, db)}  # taught by none: gone
+    schema_graph.learn("Which cities lie on a river?", wrong, db=db)  # teaching it again mines it again
+    assert joins[0].key in {f.key for f in list_facts(schema_graph.store, db)}

@@ -136,9 +136,19 @@ function search(text) {
   if (hits.length) cy.animate({ fit: { eles: hits, padding: 80 } }, { duration: 250 });
 }
 
+function tablesOfSql(sql) {
+  // The graph's tables the SQL reads (after FROM, JOIN or a comma; case-insensitive): what the answer used.
+  const text = ` ${String(sql || "").toLowerCase()} `;
+  return state.cy.nodes().map((n) => n.id()).filter((id) => {
+    const name = id.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    return new RegExp(`(from|join|,)\\s*["\`\\[]?${name}["\`\\]]?([^a-z0-9_]|$)`).test(text);
+  });
+}
+
 function highlight(answer) {
   const cy = state.cy;
-  const tables = new Set((answer.selection && answer.selection.tables) || []);
+  const used = tablesOfSql(answer.sql);  // the tables the SQL uses; without SQL, what retrieval selected
+  const tables = new Set(used.length ? used : (answer.selection && answer.selection.tables) || []);
   cy.elements().removeClass("selected faded");
   if (!tables.size) return;
   cy.nodes().forEach((n) => n.addClass(tables.has(n.id()) ? "selected" : "faded"));
@@ -192,8 +202,22 @@ function showAnswer(answer) {
     return item;
   }));
   $("taught").textContent = "";
-  $("right").disabled = Boolean(answer.error) || !answer.sql;  // only a query that ran can be kept as right
+  // only a query that ran and returned rows can be kept as right (an empty one would teach its joins unchecked)
+  $("right").disabled = Boolean(answer.error) || !answer.sql || !(answer.rows && answer.rows.length);
   highlight(answer);
+  $("answer").scrollTop = 0;
+  $("sql").scrollIntoView({ block: "nearest" });  // the SQL and rows first, not the end of the prompts
+}
+
+function clearAnswer() {
+  // a new database: nothing of the previous one's question, answer, kept note or panels stays
+  state.answer = null;
+  $("answer").hidden = true;
+  $("question").value = "";
+  $("taught").textContent = "";
+  $("fix").value = "";
+  ["sql", "cost"].forEach((id) => { $(id).textContent = ""; });
+  ["rows", "selected", "hints", "calls"].forEach((id) => $(id).replaceChildren());
 }
 
 async function ask(event) {
@@ -227,6 +251,7 @@ async function teach(sql) {
 
 async function pick(db) {
   state.db = db;
+  clearAnswer();
   say(`Loading ${db}...`);
   try {
     drawGraph(await api(`/api/databases/${encodeURIComponent(db)}/graph`));
