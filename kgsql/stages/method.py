@@ -37,6 +37,7 @@ class OneCallOptions:
 
     knowledge: bool = True           # [select] what was mined from past questions (ingest --history)
     scope: str = "database"          # [select] "database": whole schema (cached prefix); "selected": pruned
+    max_schema_tokens: int = 3000    # [select] "database" only up to this size; a bigger schema shows the selection
     schema_style: str = "code-knowledge"  # [render] a kgsql.generate.styles name (descriptions, value meanings)
     value_examples: int = 3          # [render] per column, kg style only
     geo: bool = True                 # [render] geographic descriptions of the tables
@@ -73,7 +74,8 @@ class OneCallOptions:
     def __post_init__(self) -> None:
         if self.user_evidence not in USER_EVIDENCE_MODES:
             raise InputError(f"user_evidence '{self.user_evidence}': expected one of {', '.join(USER_EVIDENCE_MODES)}")
-        for name in ("shots", "lead_shots", "max_rounds", "samples", "max_tokens", "spatial_functions", "value_examples"):
+        for name in ("shots", "lead_shots", "max_rounds", "samples", "max_tokens", "spatial_functions", "value_examples",
+                     "max_schema_tokens"):
             if getattr(self, name) < 0:
                 raise InputError(f"{name} must not be negative, not {getattr(self, name)}")
         if not 0 < self.timeout_s < float("inf") or self.max_rows < 0:
@@ -90,7 +92,8 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
                        rank_known=o.rank_known, match_literals=o.match_literals, date_forms=o.date_forms)
     needs_retrieval = o.scope != "database" or o.value_hints or o.join_hints
     return [
-        SelectSchema(retriever, scope=o.scope) if needs_retrieval else WholeDatabase(),
+        SelectSchema(retriever, scope=o.scope, max_schema_tokens=o.max_schema_tokens) if needs_retrieval
+        else WholeDatabase(),
         SpatialNotes(functions=o.spatial_functions, enabled=o.sdbms),
         RenderSchema(style=o.schema_style, value_examples=o.value_examples, geo=o.geo),
         GatherEvidence(lm, generate=o.evidence, user=o.user_evidence),

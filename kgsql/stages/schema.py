@@ -6,7 +6,10 @@ relevant and the cell values the question names feed the hints, and with
 ``scope="database"`` the prompt shows the whole database: the same text for
 every question of a database, which a prefix-caching server reads once
 (measured in docs/eval.md: the faster and more accurate choice on Spider with
-the local server). ``RenderSchema`` writes the shown schema in a named style;
+the local server) -- up to ``max_schema_tokens`` (3,000: above every Spider and
+BIRD schema here, whose largest is ~1,700; a 61-table warehouse of ~11,000
+tokens took 189 s a question and then failed). A bigger schema shows the
+selection instead. ``RenderSchema`` writes the shown schema in a named style;
 ``SpatialNotes`` names the dialect in the system line and adds the spatial
 preamble (SpatiaLite, PostGIS) and the functions a question needs.
 """
@@ -21,6 +24,15 @@ from kgsql.sql.dialects import dialect_of, expert_line, function_kb
 from kgsql.stages.state import QuestionState, ValueHit
 
 SCOPES = ("database", "selected")
+#: Characters per token of a schema's CREATE TABLE text (Qwen's tokenizer on Spider/BIRD DDL: about 3.5-4).
+CHARS_PER_TOKEN = 3.5
+
+
+def schema_tokens(schema: Any) -> int:
+    """About how many tokens the whole schema takes as plain DDL (a lower bound of every style)."""
+    from kgsql.generate.styles import render_schema
+
+    return int(len(render_schema("code", schema)) / CHARS_PER_TOKEN)
 
 
 @dataclass
@@ -29,6 +41,7 @@ class SelectSchema:
 
     retriever: Callable[[], Any]  # built on first use: loading the encoder takes seconds
     scope: str = "database"
+    max_schema_tokens: int = 3000  # "database" scope only up to this size; above it, the selection
     name: str = "select"
 
     def __post_init__(self) -> None:
@@ -43,7 +56,10 @@ class SelectSchema:
         state.answer.selection = selection.to_dict()
         state.focus_tables = list(selection.tables)
         state.values = [ValueHit(v.table, v.column, v.value, v.score, v.kind) for v in selection.values]
-        if self.scope == "selected":
+        too_big = self.scope == "database" and schema_tokens(state.full) > self.max_schema_tokens
+        if too_big:  # said where the answer shows its selection
+            state.answer.selection["shown"] = f"selected: the whole schema is over {self.max_schema_tokens} tokens"
+        if self.scope == "selected" or too_big:
             sub = selection.to_schema(state.full)
             state.schema = replace(sub, description=state.full.description, derived=list(state.full.derived))
         else:

@@ -80,3 +80,32 @@ def test_taught_examples_follow_the_database_kind(pool: ExamplePool) -> None:
                          encoder=HashEncoder(), graph_examples=lambda db: taught)
     assert picked(stage, spatial=False).answer.examples == ["count1"]
     assert picked(stage, spatial=True).answer.examples == ["length"]
+
+
+def test_a_schema_over_the_token_budget_shows_the_selection_not_the_whole_database() -> None:
+    """Issue 30, item 4: a 61-table database put 11,280 tokens into every prompt."""
+    from kgsql.generate.answer import Answer
+    from kgsql.schema.model import Column, DatabaseSchema, Table
+    from kgsql.stages.schema import SelectSchema, schema_tokens
+    from kgsql.stages.state import QuestionState
+
+    wide = DatabaseSchema("warehouse", [Table(f"table_{i:02d}", [Column("id", "INTEGER", is_primary_key=True)]
+                                              + [Column(f"measure_{k}", "REAL") for k in range(12)])
+                                        for i in range(61)])
+
+    class Picks:  # the retriever: two tables
+        def select(self, schema, question, db_path=None):  # type: ignore[no-untyped-def]
+            from kgsql.retrieve.selection import SchemaSelection
+
+            return SchemaSelection(schema.name, question, tables=["table_03", "table_07"])
+
+    def shown(budget: int) -> tuple[list[str], dict]:  # type: ignore[type-arg]
+        state = QuestionState("Total of measure_1 in table 3?", "warehouse", wide, Answer("q", "warehouse"))
+        SelectSchema(lambda: Picks(), scope="database", max_schema_tokens=budget).run(state)
+        return [t.name for t in state.shown.tables], state.answer.selection
+
+    assert schema_tokens(wide) > 3000
+    tables, selection = shown(3000)
+    assert tables == ["table_03", "table_07"] and selection["shown"].startswith("selected: the whole schema is over")
+    everything, selection = shown(10**6)
+    assert len(everything) == 61 and "shown" not in selection
