@@ -9,6 +9,8 @@ generic tip.
 """
 from __future__ import annotations
 
+import logging
+
 from dataclasses import dataclass, replace
 
 from kgsql.correct import empty, functions, names, other, syntax, timeouts, unsafe, values
@@ -23,6 +25,8 @@ __all__ = ["EMPTY_RULES", "ERROR_RULES", "RULES", "Checked", "check_candidate", 
            "tips_from_error"]
 
 #: The rule modules; EMPTY_RULES keep this order (value tips before the empty-result tip).
+log = logging.getLogger(__name__)
+
 RULES = (names, functions, syntax, timeouts, values, empty)
 #: Error kind -> the rule that answers it.
 ERROR_RULES: dict[str, ErrorRule] = {kind: rule for m in RULES for kind, rule in getattr(m, "ON_ERROR", {}).items()}
@@ -81,6 +85,16 @@ def is_vacuous(result: QueryResult) -> bool:
     return len(result.rows) == 1 and all(v is None or v == 0 for v in result.rows[0])
 
 
+def _static_tips(ctx: CheckContext, sql: str) -> list[Tip]:
+    """The static name check's tips; a query the analysis cannot handle costs its tips, never the answer
+    (a model-written query once ended a whole evaluation run here)."""
+    try:
+        return names.static_tips(ctx, sql)
+    except Exception as exc:  # noqa: BLE001 - tips are a bonus; the query still runs and is judged
+        log.warning("static name check failed on a candidate: %s: %s", type(exc).__name__, exc)
+        return []
+
+
 def check_candidate(ctx: CheckContext, sql: str, *, tips: bool = True, last: bool = False,
                     vacuous_as_empty: bool = False) -> Checked:
     """Run one candidate on the context's connection; say what to tell the next round.
@@ -94,7 +108,7 @@ def check_candidate(ctx: CheckContext, sql: str, *, tips: bool = True, last: boo
     of NULLs/zeros, see :func:`is_vacuous`). Without ``tips`` no tips are made at all.
     Errors other than the guard's (an unreadable file) propagate.
     """
-    static = names.static_tips(ctx, sql) if tips else []
+    static = _static_tips(ctx, sql) if tips else []
     try:
         result = ctx.execute(sql)
     except UnsafeSQLError as exc:

@@ -355,7 +355,9 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
     def settle(example: Example, call: Callable[[], Record | None]) -> None:
         try:
             rec = call()
-        except (RunAborted, KgsqlError) as exc:
+        except Exception as exc:  # noqa: BLE001 - one question's failure (a bug included) must not end the run
+            if not isinstance(exc, (RunAborted, KgsqlError)):
+                exc = KgsqlError(f"unexpected {type(exc).__name__}: {exc}")
             with lock:
                 failures[0] += 1
                 count = failures[0]

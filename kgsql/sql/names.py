@@ -118,10 +118,19 @@ def output_names(query: exp.Expression) -> list[str] | None:
     return None if star or not names else names
 
 
+#: The key of :func:`sources` for a scope whose FROM items sqlglot cannot list: every name resolves in it.
+UNLISTED = "*unlisted*"
+
+
 def sources(scope: Scope, names: SchemaNames) -> dict[str, Source]:
-    """The FROM items of ``scope`` by lower-case alias."""
+    """The FROM items of ``scope`` by lower-case alias; one item of unknown columns when sqlglot cannot
+    list them (an alias used twice, ``FROM event e JOIN expense e``), so nothing is flagged wrongly."""
     out: dict[str, Source] = {}
-    for alias, (_node, source) in scope.selected_sources.items():
+    try:
+        selected = scope.selected_sources
+    except (SqlglotError, KeyError, ValueError, AttributeError):
+        return {UNLISTED: Source(UNLISTED, None, None, UNLISTED)}
+    for alias, (_node, source) in selected.items():
         key = alias.lower()
         if isinstance(source, Scope):
             selects = output_names(source.expression)
@@ -190,6 +199,8 @@ def resolve(column: exp.Column, scope: Scope, names: SchemaNames, cache: SourceC
     own: list[Source] = []
     while current is not None:
         srcs = cache.setdefault(id(current), sources(current, names))
+        if UNLISTED in srcs:  # nothing known about this scope: nothing to flag
+            return "ok", [srcs[UNLISTED]]
         if qualifier:
             src = srcs.get(qualifier)
             if src is not None:

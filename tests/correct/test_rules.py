@@ -82,3 +82,18 @@ def test_tips_follow_the_schemas_dialect_by_default(dbs: dict[str, tuple[Path, D
     assert tips == tips_from_error(error, sql, schema, dialect="sqlite")
     assert "this database has no spatial functions" in tips[0].text
     assert tips != tips_from_error(error, sql, schema, dialect="spatialite")
+
+
+def test_a_query_that_reuses_an_alias_is_judged_not_crashed(make_sqlite) -> None:  # type: ignore[no-untyped-def]
+    """sqlglot cannot scope ``FROM event e JOIN expense e``; the static check raised and ended a whole
+    evaluation run (issue 28's run). Now the scope is 'unlisted': no false tips, SQLite's error judged."""
+    from kgsql.correct import CheckContext
+    from kgsql.correct.rules import check_candidate
+    from kgsql.ingest.reader import read_database
+
+    path = make_sqlite("aliases", "CREATE TABLE event (event_id TEXT, name TEXT); "
+                                  "CREATE TABLE expense (expense_id TEXT, event_id TEXT, cost REAL);")
+    with CheckContext(read_database(path), "q") as ctx:
+        checked = check_candidate(ctx, "SELECT e.name FROM event e JOIN expense e ON e.event_id = e.event_id", tips=True)
+    assert checked.result is None and "ambiguous column name" in checked.error
+    assert [t.kind for t in checked.tips] == ["ambiguous_column"]  # SQLite's own error, nothing made up

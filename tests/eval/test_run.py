@@ -150,6 +150,23 @@ def test_model_failures_are_not_logged_and_stop_the_run(spider_dir: Path, tmp_pa
     assert [r.error_kind for r in logged] == ["missing_db"]  # failed questions stay to be retried
 
 
+def test_a_bug_on_one_question_costs_that_question_not_the_run(spider_dir: Path, tmp_path: Path,
+                                                              schema_graph) -> None:
+    """An unexpected exception (not a kgsql error) while answering one question once ended a whole
+    BIRD run at 284 of 287; now that question stays unlogged (retried on resume) and the run goes on."""
+    first = sorted(ANSWERS)[0]
+
+    def reply(messages: list[dict[str, Any]], step: str | None, params: dict[str, Any]) -> str:
+        if question_of(messages) == first:
+            raise RuntimeError("a bug somewhere below the method")
+        return f"```sql\n{ANSWERS.get(question_of(messages), 'SELECT 1')}\n```"
+
+    out = tmp_path / "run"
+    meta = run_eval(spider_args(spider_dir, out), lm=ScriptedLM(reply), graph=schema_graph, say=lambda s: None)
+    logged = {r.question for r in read_records(out / "records.jsonl")}
+    assert first not in logged and len(logged) == meta["cells"][0]["n"] == 4
+
+
 def test_all_databases_missing_is_reported(tmp_path: Path, schema_graph) -> None:
     root = tmp_path / "spider"
     root.mkdir()
