@@ -15,6 +15,8 @@ REPO = Path(__file__).resolve().parents[1]
 # llm_stub (a real OpenAI-compatible HTTP endpoint answering from a script) for tests in any folder
 sys.path.insert(0, str(Path(__file__).resolve().parent / "llm"))
 EXAMPLE_DB = REPO / "examples" / "geo" / "geo.sqlite"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+pytest_plugins = ["strict_skips"]  # KGSQL_STRICT_TESTS=1 (.ci/run): a skip for a missing install fails
 
 
 @pytest.fixture(scope="session")
