@@ -283,6 +283,10 @@ class SchemaRetriever:
             for key in jc.key_columns:
                 if key in prep.column_pos:
                     add(prep.column_pos[key], REASON_JOIN)
+        if cfg.include_name_columns:  # every chosen table's name column, not only the likeliest tables'
+            chosen = np.isin(tix, [i for i, t in enumerate(facts.table_names) if t in chosen_tables])
+            for i in np.flatnonzero(chosen & (facts.name_like > 0)):  # ("Who is the dumbest hero?": its name)
+                add(int(i), REASON_TABLE)
         if cfg.include_primary_keys:
             for i in np.flatnonzero(facts.is_pk > 0):
                 if facts.table_names[tix[i]] in chosen_tables:

@@ -124,3 +124,33 @@ def test_calibration_file_from_the_environment(tmp_path: Path, monkeypatch) -> N
     monkeypatch.setenv(ENV_CALIBRATION, str(tmp_path / "missing.json"))
     with pytest.raises(InputError, match="missing.json"):
         Calibration.load()
+
+
+def test_every_chosen_table_brings_its_name_column(retriever, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A table chosen to connect others, or for one key, still brings its name: "which publisher published
+    the one with the lowest Intelligence" needs superhero, and a question about a hero asks for its name
+    (BIRD superhero: superhero_name was the column most often missed)."""
+    import sqlite3
+
+    from kgsql.ingest.reader import read_database
+
+    path = tmp_path / "heroes.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE publisher (id INTEGER PRIMARY KEY, publisher_name TEXT);
+        CREATE TABLE superhero (id INTEGER PRIMARY KEY, superhero_name TEXT, height_cm INTEGER,
+                                publisher_id INTEGER REFERENCES publisher(id));
+        CREATE TABLE attribute (id INTEGER PRIMARY KEY, attribute_name TEXT);
+        CREATE TABLE hero_attribute (hero_id INTEGER REFERENCES superhero(id),
+                                     attribute_id INTEGER REFERENCES attribute(id), attribute_value INTEGER);
+        INSERT INTO publisher VALUES (1, 'Marvel Comics'), (2, 'DC Comics');
+        INSERT INTO superhero VALUES (1, 'A-Bomb', 203, 1), (2, 'Abe Sapien', 191, 2);
+        INSERT INTO attribute VALUES (1, 'Intelligence'), (2, 'Strength');
+        INSERT INTO hero_attribute VALUES (1, 1, 35), (2, 1, 80), (1, 2, 100), (2, 2, 30);""")
+    conn.commit()
+    conn.close()
+    schema = read_database(path)
+    sel = retriever.with_config(table_threshold=0.5).select(
+        schema, "Which publisher published the one with the lowest Intelligence attribute value?", db_path=path)
+    assert "superhero" in sel.tables
+    assert ("superhero", "superhero_name") in {(c.table, c.column) for c in sel.columns}
