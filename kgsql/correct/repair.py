@@ -13,7 +13,11 @@ Per SELECT (its own FROM items only; one with a derived table is left alone):
 * a column no FROM item has is joined in from the table that owns it and is
   nearest in the FK graph (a tie between owners: left alone), along the
   shortest key path, and qualified with it; the existing unqualified columns
-  are qualified first so the new join cannot make them ambiguous.
+  are qualified first so the new join cannot make them ambiguous;
+* a column qualified with a table's own name that is no FROM alias takes the
+  alias that table has in FROM (``major.major_name`` with ``major AS T2``), or
+  the table is joined along the shortest key path (``budget.category`` in a
+  query on ``event``); a name of an enclosing query is left to it.
 
 The repaired query is an ordinary candidate: it is checked and run like any
 other, so a wrong repair costs nothing but one execution.
@@ -125,6 +129,39 @@ def _join_path(scope: Scope, steps: list[tuple[str, str]], g: FKGraph) -> None:
         scope.select.join(table, on=exp.EQ(this=left, expression=right), copy=False)
 
 
+def _enclosing_names(select: exp.Select) -> set[str]:
+    """Aliases and table names of the queries around ``select`` (a correlated reference is theirs)."""
+    names: set[str] = set()
+    outer = select.parent
+    while outer is not None:
+        if isinstance(outer, exp.Select):
+            for item in outer.find_all(exp.Table):
+                names.update({item.name.lower(), item.alias_or_name.lower()})
+        outer = outer.parent
+    return names
+
+
+def _requalify_or_join(scope: Scope, col: exp.Column, g: FKGraph, enclosing: set[str]) -> bool:
+    """``table.column`` whose qualifier is a schema table's own name but no FROM alias: the table's alias
+    when it is in FROM under another name, else the table joined along the shortest key path."""
+    qualifier = col.table.lower()
+    if qualifier in enclosing:
+        return False
+    table = next((t for t in scope.schema.tables if t.name.lower() == qualifier), None)
+    if table is None or not _has(table, col.name):
+        return False
+    if qualifier in scope.alias_of:  # in FROM, written under an alias
+        _set_table(col, scope.alias(table.name))
+        return True
+    steps = path_to(g, [t.name for t in scope.by_alias.values()], table.name)
+    if not steps:
+        return False
+    qualify_all(scope)
+    _join_path(scope, steps, g)
+    _set_table(col, scope.alias(table.name))
+    return True
+
+
 def _repair_select(select: exp.Select, schema: DatabaseSchema, g: FKGraph) -> bool:
     scope = Scope(select, schema)
     if not scope.ok:
@@ -142,7 +179,10 @@ def _repair_select(select: exp.Select, schema: DatabaseSchema, g: FKGraph) -> bo
                 changed = True
                 continue
         elif qualifier:
-            continue  # an alias of an enclosing query (correlated) or a typo the tips handle
+            # a real table's name: aliased in FROM (major.x with major AS T2), or not joined yet (budget.x)
+            if _requalify_or_join(scope, col, g, _enclosing_names(select)):
+                changed = joined = True
+            continue  # else an alias of an enclosing query (correlated) or a typo the tips handle
         elif holders or col.name.lower() in outputs:
             continue
         if holders:

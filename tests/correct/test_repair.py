@@ -34,6 +34,11 @@ def ctx(make_sqlite):  # type: ignore[no-untyped-def]
      "SELECT Name FROM country WHERE Code IN (SELECT city.CountryCode FROM city JOIN country "
      "ON city.CountryCode = country.Code JOIN language ON language.CountryCode = country.Code "
      "WHERE language.Percentage > 50)"),
+    # a table's own name as qualifier: its alias in FROM, or the table joined (BIRD student_club, no evidence)
+    ("SELECT country.Name FROM city AS T1 JOIN country AS T2 ON T1.CountryCode = T2.Code WHERE T1.ID = 1",
+     "SELECT T2.Name FROM city AS T1 JOIN country AS T2 ON T1.CountryCode = T2.Code WHERE T1.ID = 1"),
+    ("SELECT Name FROM city WHERE country.Continent = 'Asia'",
+     "SELECT city.Name FROM city JOIN country ON city.CountryCode = country.Code WHERE country.Continent = 'Asia'"),
 ])
 def test_repairs(ctx: CheckContext, sql: str, repaired: str) -> None:
     assert repair_joins(ctx, sql) == repaired
@@ -47,6 +52,8 @@ def test_repairs(ctx: CheckContext, sql: str, repaired: str) -> None:
     "SELECT Name FROM (SELECT * FROM city) WHERE Continent = 'Asia'",  # derived table: left alone
     "SELECT Nope FROM city",                                   # no owner anywhere
     "SELEC Name FROM city",                                    # does not parse
+    "SELECT Name FROM country WHERE EXISTS (SELECT 1 FROM city WHERE city.CountryCode = country.Code)",  # correlated
+    "SELECT Name FROM city WHERE lake.Depth > 3",              # a table no key path reaches
 ])
 def test_left_alone(ctx: CheckContext, sql: str) -> None:
     assert repair_joins(ctx, sql) is None
