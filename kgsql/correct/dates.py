@@ -24,8 +24,8 @@ import re
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
-from kgsql.correct.values import literal_comparisons, quote_identifier, quote_text
-from kgsql.db.guard import execute_query
+from kgsql.correct.literals import compared_literals
+from kgsql.correct.values import value_exists
 from kgsql.errors import KgsqlError
 from kgsql.sql.dialects import sqlglot_name
 
@@ -73,24 +73,15 @@ def _standard_parts(tree: exp.Expression) -> bool:
 
 
 def _dates_with_times(ctx: CheckContext, tree: exp.Expression) -> bool:
-    compared = [(t, c, lit) for t, c, op, lit in literal_comparisons(tree, ctx.names)
-                if op == "=" and _DATE.match(lit.this) and isinstance(lit.parent, exp.EQ)]
-    if not compared or not ctx.path:
-        return False
-    try:
-        conn = ctx.connection()
-    except KgsqlError:
-        return False
+    conn, compared = compared_literals(ctx, tree, lambda lit: bool(_DATE.match(lit.this))
+                                       and isinstance(lit.parent, exp.EQ))
     changed = False
     for table, column, literal in compared:
-        t, c = quote_identifier(table), quote_identifier(column)
         try:
-            if execute_query(conn, f"SELECT 1 FROM {t} WHERE {c} = {quote_text(literal.this)} LIMIT 1",
-                             timeout_s=PROBE_TIMEOUT_S, max_rows=1).rows:
+            if value_exists(conn, table, column, literal.this, timeout_s=PROBE_TIMEOUT_S):
                 continue
-            if not execute_query(conn, f"SELECT 1 FROM {t} WHERE {c} LIKE {quote_text(literal.this + 'T%')} "
-                                       f"OR {c} LIKE {quote_text(literal.this + ' %')} LIMIT 1",
-                                 timeout_s=PROBE_TIMEOUT_S, max_rows=1).rows:
+            if not any(value_exists(conn, table, column, literal.this + tail, op="LIKE", timeout_s=PROBE_TIMEOUT_S)
+                       for tail in ("T%", " %")):
                 continue
         except KgsqlError:
             continue

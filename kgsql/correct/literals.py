@@ -11,13 +11,17 @@ the candidates for the model to choose.
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
+from sqlglot import exp
+
 from kgsql.correct.context import CheckContext
-from kgsql.correct.values import literal_comparisons, quote_identifier, quote_text
+from kgsql.correct.values import literal_comparisons, quote_identifier, quote_text, value_exists
 from kgsql.db.guard import execute_query
 from kgsql.errors import KgsqlError
 from kgsql.sql.dialects import sqlglot_name
 
-__all__ = ["match_literals"]
+__all__ = ["compared_literals", "match_literals"]
 
 PROBE_TIMEOUT_S = 2.0
 
@@ -25,29 +29,36 @@ PROBE_TIMEOUT_S = 2.0
 def _stored_spelling(conn: object, table: str, column: str, text: str) -> str | None:
     """The one stored value equal to ``text`` up to case and outer spaces; None if it is stored as
     written, or if there are none or several."""
-    t, c = quote_identifier(table), quote_identifier(column)
-    exact = f"SELECT 1 FROM {t} WHERE {c} = {quote_text(text)} LIMIT 1"
-    if execute_query(conn, exact, timeout_s=PROBE_TIMEOUT_S, max_rows=1).rows:
+    if value_exists(conn, table, column, text, timeout_s=PROBE_TIMEOUT_S):
         return None
+    t, c = quote_identifier(table), quote_identifier(column)
     folded = (f"SELECT DISTINCT {c} FROM {t} WHERE lower(trim({c})) = {quote_text(text.strip().lower())} "
               f"LIMIT 2")
     rows = execute_query(conn, folded, timeout_s=PROBE_TIMEOUT_S, max_rows=2).rows
     return str(rows[0][0]) if len(rows) == 1 and rows[0][0] is not None else None
 
 
-def match_literals(ctx: CheckContext, sql: str, *, max_checks: int = 8) -> str | None:
+def compared_literals(ctx: CheckContext, tree: exp.Expression, keep: Callable[[exp.Literal], bool] = lambda _: True,
+                      *, max_checks: int = 8) -> tuple[Any, list[tuple[str, str, exp.Literal]]]:
+    """(the shared connection, each ``col = 'text'`` of ``tree`` that ``keep`` accepts); no connection
+    (None, []) when the file cannot be opened."""
+    compared = [(t, c, lit) for t, c, op, lit in literal_comparisons(tree, ctx.names)
+                if op == "=" and keep(lit)][:max_checks]
+    if not compared or not ctx.path:
+        return None, []
+    try:
+        return ctx.connection(), compared
+    except KgsqlError:
+        return None, []
+
+
+def match_literals(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` with each compared literal in its stored spelling; None when none needed it."""
     tree = ctx.tree(sql) if ctx.path else None
     if tree is None:
         return None
     tree = tree.copy()
-    compared = [(t, c, lit) for t, c, op, lit in literal_comparisons(tree, ctx.names) if op == "="][:max_checks]
-    if not compared:
-        return None
-    try:
-        conn = ctx.connection()
-    except KgsqlError:
-        return None
+    conn, compared = compared_literals(ctx, tree)
     changed = False
     for table, column, literal in compared:
         try:

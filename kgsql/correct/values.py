@@ -20,7 +20,8 @@ from kgsql.errors import KgsqlError
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.names import SchemaNames, SourceCache, resolve, scopes
 
-__all__ = ["ON_EMPTY", "check_values", "literal_comparisons", "quote_identifier", "quote_text", "value_tips"]
+__all__ = ["ON_EMPTY", "check_values", "literal_comparisons", "quote_identifier", "quote_text", "value_exists",
+           "value_tips"]
 
 
 def quote_identifier(name: str) -> str:
@@ -57,6 +58,12 @@ def literal_comparisons(tree: exp.Expression, names: SchemaNames) -> list[tuple[
     return out
 
 
+def value_exists(conn: Any, table: str, column: str, text: str, *, op: str = "=", timeout_s: float = 2.0) -> bool:
+    """Does ``table.column`` hold a value ``op`` ``text`` (one-row probe through the guard)?"""
+    probe = f"SELECT 1 FROM {quote_identifier(table)} WHERE {quote_identifier(column)} {op} {quote_text(text)} LIMIT 1"
+    return bool(execute_query(conn, probe, timeout_s=timeout_s, max_rows=1).rows)
+
+
 def _literal_filters(tree: exp.Expression, names: SchemaNames) -> list[tuple[str, str, str, str]]:
     """(table, column, operator, text) for each ``col = 'text'`` / IN / LIKE on a schema column."""
     return list(dict.fromkeys((t, c, op, lit.this) for t, c, op, lit in literal_comparisons(tree, names)))
@@ -84,9 +91,8 @@ def check_values(ctx: CheckContext, sql: str, *, value_index: Any = None, max_ch
         return []
     tips: list[Tip] = []
     for table, column, op, text in filters:
-        probe = f"SELECT 1 FROM {quote_identifier(table)} WHERE {quote_identifier(column)} {op} {quote_text(text)} LIMIT 1"
         try:
-            if execute_query(conn, probe, timeout_s=timeout_s, max_rows=1).rows:
+            if value_exists(conn, table, column, text, op=op, timeout_s=timeout_s):
                 continue
             similar = _similar_values(conn, table, column, text, op, value_index, timeout_s)
         except KgsqlError:
