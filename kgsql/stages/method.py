@@ -12,7 +12,6 @@ graph hints, SQL with correction) each live in their own module.
 from __future__ import annotations
 
 import dataclasses
-
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
