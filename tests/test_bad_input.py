@@ -73,7 +73,7 @@ def test_ingest_an_unsupported_database_url_says_what_is_supported_and_hides_the
 
 
 def test_a_left_over_url_argument_is_repeated_without_its_password(cli_env):
-    proc = run("kgsql.ingest", ["a.sqlite", "postgresql://ann:hunter2@db.example/sales", "--bogus"], cli_env)
+    proc = run("kgsql.ask", ["--db", "geo", "How many?", "postgresql://ann:hunter2@db.example/sales"], cli_env)
     line = one_line(proc)
     assert "unrecognized arguments" in line and "postgresql://ann:***@db.example/sales" in line
     assert "hunter2" not in proc.stderr + proc.stdout
