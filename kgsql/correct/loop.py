@@ -13,11 +13,12 @@ same prompt plus a tip often gives the same query. Here:
    every candidate is first rewritten by :data:`REWRITES`, for queries that run
    and answer wrongly: on PostGIS, lengths/areas/distances of lon/lat geometry
    cast to geography, so they come in metres (``kgsql.correct.units``);
-   optionally, a key compared with a label compared through its lookup table
-   (``kgsql.correct.lookup``), integer ratios divided as reals (``kgsql.correct.ratios``),
-   rankings that skip NULL/missing values (``kgsql.correct.ranking``), text
-   literals in their stored spelling (``kgsql.correct.literals``) and dates
-   compared as the text SQLite stores (``kgsql.correct.dates``);
+   by default also a key compared with a label compared through its lookup
+   table (``kgsql.correct.lookup``) and dates compared as the text SQLite
+   stores (``kgsql.correct.dates``); as options, integer ratios divided as reals
+   (``kgsql.correct.ratios``), rankings that skip NULL/missing values
+   (``kgsql.correct.ranking``) and text literals in their stored spelling
+   (``kgsql.correct.literals``) -- measured in docs/eval.md, issue 28;
 2. while it still fails, up to ``max_rounds`` greedy rounds show the failed query,
    the database's error and the tips (the table that owns a column, the
    join that reaches it, the closest real values...). A query already tried
@@ -66,11 +67,11 @@ class LoopOptions:
     tip_kinds: tuple[str, ...] = ()  # keep only these tip kinds (empty: all)
     show_failed_query: bool = True
     repair: bool = True          # join repair of misplaced columns (no model call)
-    lookup_repair: bool = False  # a lookup table's label read through its key (no model call; being measured)
+    lookup_repair: bool = True   # a lookup table's label read through its key (no model call; issue 28)
     ratio_cast: bool = False     # integer-by-integer divisions cast to REAL (no model call; being measured)
     rank_known: bool = False     # ranked SELECTs skip NULL / documented missing values (being measured)
     match_literals: bool = False  # text literals in the column's stored spelling ('human' -> 'Human'; measured)
-    date_forms: bool = False     # SQLite dates compared as the text they are (strftime('%Y', d) = '2019'; measured)
+    date_forms: bool = True      # SQLite dates compared as the text they are (strftime('%Y', d) = '2019')
 
 
 #: Rewrites of a failed candidate without a model call, in the order tried: (the LoopOptions switch, the

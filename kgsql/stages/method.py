@@ -57,11 +57,11 @@ class OneCallOptions:
     layout: str = "shared-first"     # [sql] question format: shared-first / schema-first (cache-friendly) or dail
     tips: bool = True                # [sql] run, check and correct (False: one call, no checks)
     join_repair: bool = True         # [sql] move misplaced columns to their tables via the FK graph
-    lookup_repair: bool = False      # [sql] read a lookup table's label through its key (eye_colour -> colour)
+    lookup_repair: bool = True       # [sql] read a lookup table's label through its key (eye_colour -> colour)
     ratio_cast: bool = False         # [sql] divide integer ratios as reals (COUNT(..) * 100 / COUNT(*))
     rank_known: bool = False         # [sql] ORDER BY .. LIMIT skips NULL and documented missing values
     match_literals: bool = False     # [sql] text literals in the column's stored spelling ('human' -> 'Human')
-    date_forms: bool = False         # [sql] SQLite dates compared as text (strftime('%Y', d) = '2019', YEAR(d))
+    date_forms: bool = True          # [sql] SQLite dates compared as text (strftime('%Y', d) = '2019', YEAR(d))
     max_rounds: int = 3              # [sql] greedy generations at most
     samples: int = 0                 # [sql] sampled candidates voted by result when nothing returned rows
     temperature: float = 0.7         # [sql] for the sampled candidates
