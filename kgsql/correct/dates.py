@@ -24,10 +24,10 @@ import re
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
-from kgsql.correct.literals import compared_literals
+from kgsql.correct.literals import PROBE_TIMEOUT_S, compared_literals
+from kgsql.correct.repair import rewrite_tree
 from kgsql.correct.values import value_exists
 from kgsql.errors import KgsqlError
-from kgsql.sql.dialects import sqlglot_name
 
 __all__ = ["sqlite_dates"]
 
@@ -35,7 +35,6 @@ _SQLITE = frozenset({"sqlite", "spatialite"})
 _PARTS = {exp.Year: "%Y", exp.Month: "%m", exp.Day: "%d"}
 _PADDED = {"%m": 2, "%d": 2, "%H": 2, "%M": 2, "%S": 2, "%Y": 4}
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-PROBE_TIMEOUT_S = 2.0
 
 
 def _text_of(node: exp.Expression) -> int | None:
@@ -96,14 +95,10 @@ def sqlite_dates(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` with its dates compared as SQLite stores them; None when nothing needed it."""
     if ctx.dialect not in _SQLITE:
         return None
-    tree = ctx.tree(sql)
-    if tree is None:
-        return None
-    tree = tree.copy()
-    changed = _standard_parts(tree)
-    changed = _quote_numbers(tree) or changed
-    changed = _dates_with_times(ctx, tree) or changed
-    if not changed:
-        return None
-    rewritten = tree.sql(dialect=sqlglot_name(ctx.dialect))
-    return rewritten if " ".join(rewritten.split()) != " ".join(sql.split()) else None
+
+    def as_text(tree: exp.Expression) -> bool:
+        changed = _standard_parts(tree)
+        changed = _quote_numbers(tree) or changed
+        return _dates_with_times(ctx, tree) or changed
+
+    return rewrite_tree(ctx, sql, as_text)

@@ -16,10 +16,10 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
+from kgsql.correct.repair import rewrite_tree
 from kgsql.correct.values import literal_comparisons, quote_identifier, quote_text, value_exists
 from kgsql.db.guard import execute_query
 from kgsql.errors import KgsqlError
-from kgsql.sql.dialects import sqlglot_name
 
 __all__ = ["compared_literals", "match_literals"]
 
@@ -54,21 +54,17 @@ def compared_literals(ctx: CheckContext, tree: exp.Expression, keep: Callable[[e
 
 def match_literals(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` with each compared literal in its stored spelling; None when none needed it."""
-    tree = ctx.tree(sql) if ctx.path else None
-    if tree is None:
-        return None
-    tree = tree.copy()
-    conn, compared = compared_literals(ctx, tree)
-    changed = False
-    for table, column, literal in compared:
-        try:
-            stored = _stored_spelling(conn, table, column, literal.this)
-        except KgsqlError:
-            continue
-        if stored is not None and stored != literal.this:
-            literal.set("this", stored)
-            changed = True
-    if not changed:
-        return None
-    rewritten = tree.sql(dialect=sqlglot_name(ctx.dialect))
-    return rewritten if " ".join(rewritten.split()) != " ".join(sql.split()) else None
+    def respell(tree: exp.Expression) -> bool:
+        conn, compared = compared_literals(ctx, tree)
+        changed = False
+        for table, column, literal in compared:
+            try:
+                stored = _stored_spelling(conn, table, column, literal.this)
+            except KgsqlError:
+                continue
+            if stored is not None and stored != literal.this:
+                literal.set("this", stored)
+                changed = True
+        return changed
+
+    return rewrite_tree(ctx, sql, respell) if ctx.path else None

@@ -33,9 +33,10 @@ from __future__ import annotations
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
-from kgsql.correct.repair import Scope, own_columns, qualify_all, rewrite_selects, written
+from kgsql.correct.repair import Scope, own_columns, qualify_all, rewrite_selects, rewrite_tree, written
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
 from kgsql.sql.dialects import sqlglot_name
+from kgsql.sql.names import resolved_columns
 
 __all__ = ["label_column", "labels_through_keys", "repair_lookups"]
 
@@ -140,34 +141,29 @@ def _label_subquery(schema: DatabaseSchema, fk: ForeignKey, literals: list[exp.E
 def labels_through_keys(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` with each integer foreign key compared with text (``alignment_id = 'Bad'``) compared
     through its lookup table's label instead; None when nothing applies."""
-    from kgsql.correct.ratios import schema_columns
-
-    tree = ctx.tree(sql)
-    if tree is None:
-        return None
-    tree = tree.copy()
-    columns = schema_columns(ctx, tree)
     keys = {(fk.table.lower(), fk.column.lower()): fk for fk in ctx.schema.foreign_keys}
-    changed = False
-    for node in list(tree.find_all(exp.EQ, exp.NEQ, exp.In)):
-        if isinstance(node, exp.In):
-            column, literals = node.this, list(node.expressions)
-        elif isinstance(node.this, exp.Column):
-            column, literals = node.this, [node.expression]
-        else:
-            column, literals = node.expression, [node.this]
-        found = columns.get(id(column)) if isinstance(column, exp.Column) else None
-        if found is None or "INT" not in found[1].type.upper() or not literals or not all(
-                isinstance(lit, exp.Literal) and lit.is_string and not _is_number(lit.this) for lit in literals):
-            continue
-        fk = keys.get((found[0].lower(), found[1].name.lower()))
-        subquery = _label_subquery(ctx.schema, fk, literals) if fk is not None else None
-        if subquery is None:
-            continue
-        member: exp.Expression = exp.In(this=column.copy(), query=exp.Subquery(this=subquery))
-        node.replace(exp.Not(this=member) if isinstance(node, exp.NEQ) else member)
-        changed = True
-    if not changed:
-        return None
-    rewritten = tree.sql(dialect=sqlglot_name(ctx.dialect))
-    return rewritten if " ".join(rewritten.split()) != " ".join(sql.split()) else None
+
+    def through_labels(tree: exp.Expression) -> bool:
+        columns = resolved_columns(tree, ctx.names)
+        changed = False
+        for node in list(tree.find_all(exp.EQ, exp.NEQ, exp.In)):
+            if isinstance(node, exp.In):
+                column, literals = node.this, list(node.expressions)
+            elif isinstance(node.this, exp.Column):
+                column, literals = node.this, [node.expression]
+            else:
+                column, literals = node.expression, [node.this]
+            found = columns.get(id(column)) if isinstance(column, exp.Column) else None
+            if found is None or "INT" not in found[1].type.upper() or not literals or not all(
+                    isinstance(lit, exp.Literal) and lit.is_string and not _is_number(lit.this) for lit in literals):
+                continue
+            fk = keys.get((found[0].lower(), found[1].name.lower()))
+            subquery = _label_subquery(ctx.schema, fk, literals) if fk is not None else None
+            if subquery is None:
+                continue
+            member: exp.Expression = exp.In(this=column.copy(), query=exp.Subquery(this=subquery))
+            node.replace(exp.Not(this=member) if isinstance(node, exp.NEQ) else member)
+            changed = True
+        return changed
+
+    return rewrite_tree(ctx, sql, through_labels)

@@ -15,9 +15,9 @@ from __future__ import annotations
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
-from kgsql.correct.ratios import schema_columns
+from kgsql.correct.repair import rewrite_tree
 from kgsql.schema.model import Column
-from kgsql.sql.dialects import sqlglot_name
+from kgsql.sql.names import resolved_columns
 
 __all__ = ["rank_known_values"]
 
@@ -55,30 +55,24 @@ def _already_filtered(select: exp.Select, target: exp.Expression) -> bool:
 
 def rank_known_values(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` with unknown values kept out of its ranked SELECTs; None when nothing applies."""
-    dialect = ctx.dialect
-    tree = ctx.tree(sql)
-    if tree is None:
-        return None
-    tree = tree.copy()
-    columns = schema_columns(ctx, tree)
-    changed = False
-    for select in list(tree.find_all(exp.Select)):
-        order = select.args.get("order")
-        if order is None or select.args.get("limit") is None or len(order.expressions) != 1:
-            continue
-        ordered = order.expressions[0]
-        target = ordered.this
-        found = columns.get(id(target)) if isinstance(target, exp.Column) else None
-        if found is None or _already_filtered(select, target):
-            continue
-        column = found[1]
-        conditions = _conditions(ordered, column, dialect)
-        if conditions:
-            where = select.args.get("where")
-            kept = [where.this] if where is not None else []
-            select.set("where", exp.Where(this=exp.and_(*kept, *conditions, copy=False)))
-            changed = True
-    if not changed:
-        return None
-    rewritten = tree.sql(dialect=sqlglot_name(dialect))
-    return rewritten if " ".join(rewritten.split()) != " ".join(sql.split()) else None
+    def filter_unknown(tree: exp.Expression) -> bool:
+        columns = resolved_columns(tree, ctx.names)
+        changed = False
+        for select in list(tree.find_all(exp.Select)):
+            order = select.args.get("order")
+            if order is None or select.args.get("limit") is None or len(order.expressions) != 1:
+                continue
+            ordered = order.expressions[0]
+            target = ordered.this
+            found = columns.get(id(target)) if isinstance(target, exp.Column) else None
+            if found is None or _already_filtered(select, target):
+                continue
+            conditions = _conditions(ordered, found[1], ctx.dialect)
+            if conditions:
+                where = select.args.get("where")
+                kept = [where.this] if where is not None else []
+                select.set("where", exp.Where(this=exp.and_(*kept, *conditions, copy=False)))
+                changed = True
+        return changed
+
+    return rewrite_tree(ctx, sql, filter_unknown)

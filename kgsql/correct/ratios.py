@@ -16,11 +16,11 @@ from __future__ import annotations
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
+from kgsql.correct.repair import rewrite_tree
 from kgsql.schema.model import Column
-from kgsql.sql.dialects import sqlglot_name
-from kgsql.sql.names import SourceCache, columns_of, resolve, scopes
+from kgsql.sql.names import resolved_columns
 
-__all__ = ["cast_ratios", "schema_columns", "INTEGER_DIVISION"]
+__all__ = ["cast_ratios", "INTEGER_DIVISION"]
 
 #: Dialects whose ``/`` of two integers truncates.
 INTEGER_DIVISION = frozenset({"sqlite", "spatialite", "postgres", "postgis"})
@@ -30,20 +30,6 @@ _ARITHMETIC = (exp.Mul, exp.Add, exp.Sub, exp.Mod)
 
 def _is_integer_type(column: Column) -> bool:
     return "INT" in (column.type or "").upper()
-
-
-def schema_columns(ctx: CheckContext, tree: exp.Expression) -> dict[int, tuple[str, Column]]:
-    """Each column reference of ``tree`` (by node id) that resolves to one schema column: (its table, it)."""
-    found: dict[int, tuple[str, Column]] = {}
-    cache: SourceCache = {}
-    for scope in scopes(tree):
-        for column in columns_of(scope):
-            status, srcs = resolve(column, scope, ctx.names, cache)
-            if status == "ok" and len(srcs) == 1 and srcs[0].table:
-                col = ctx.names.columns.get(srcs[0].table.lower(), {}).get(column.name.lower())
-                if col is not None:
-                    found[id(column)] = (ctx.names.real_table(srcs[0].table), col)
-    return found
 
 
 def _integer(node: exp.Expression | None, columns: dict[int, tuple[str, Column]]) -> bool:
@@ -79,20 +65,17 @@ def _integer(node: exp.Expression | None, columns: dict[int, tuple[str, Column]]
 
 def cast_ratios(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` with the dividend of each integer-by-integer division cast to REAL; None when none."""
-    dialect = ctx.dialect
-    if dialect not in INTEGER_DIVISION:
+    if ctx.dialect not in INTEGER_DIVISION:
         return None
-    tree = ctx.tree(sql)
-    if tree is None or not any(True for _ in tree.find_all(exp.Div)):
-        return None
-    tree = tree.copy()
-    columns = schema_columns(ctx, tree)
-    changed = False
-    for div in list(tree.find_all(exp.Div)):
-        if _integer(div.this, columns) and _integer(div.expression, columns):
-            div.this.replace(exp.Cast(this=div.this.copy(), to=exp.DataType.build("REAL")))
-            changed = True
-    if not changed:
-        return None
-    rewritten = tree.sql(dialect=sqlglot_name(dialect))
-    return rewritten if " ".join(rewritten.split()) != " ".join(sql.split()) else None
+
+    def cast(tree: exp.Expression) -> bool:
+        divisions = list(tree.find_all(exp.Div))
+        columns = resolved_columns(tree, ctx.names) if divisions else {}
+        changed = False
+        for div in divisions:
+            if _integer(div.this, columns) and _integer(div.expression, columns):
+                div.this.replace(exp.Cast(this=div.this.copy(), to=exp.DataType.build("REAL")))
+                changed = True
+        return changed
+
+    return rewrite_tree(ctx, sql, cast)

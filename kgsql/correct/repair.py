@@ -30,6 +30,7 @@ from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
 from kgsql.retrieve.joins import FKGraph, fk_graph, path_to
+from kgsql.sql.dialects import sqlglot_name
 from kgsql.schema.model import DatabaseSchema, Table
 
 
@@ -200,22 +201,31 @@ def _repair_select(select: exp.Select, schema: DatabaseSchema, g: FKGraph) -> bo
     return changed
 
 
-def rewrite_selects(ctx: CheckContext, sql: str, rewrite: Callable[[exp.Select], bool],
-                    dialect: str = "sqlite") -> str | None:
-    """``sql`` after ``rewrite`` changed its SELECTs in place (True: changed), written in ``dialect``;
-    None when it does not parse, nothing changed, or the text came out the same. The walk every
-    repair of :data:`kgsql.correct.loop.REPAIRS` shares."""
+def rewrite_tree(ctx: CheckContext, sql: str, rewrite: Callable[[exp.Expression], bool],
+                 dialect: str | None = None) -> str | None:
+    """``sql`` after ``rewrite`` changed a copy of its parsed tree in place (True: changed), written in
+    ``dialect`` (default: the context's); None when it does not parse, nothing changed, or the text
+    came out the same. The frame every rewrite and repair of :mod:`kgsql.correct.loop` shares."""
     tree = ctx.tree(sql)
     if tree is None:
         return None
     tree = tree.copy()
-    changed = False
-    for select in list(tree.find_all(exp.Select)):
-        changed = rewrite(select) or changed
-    if not changed:
+    if not rewrite(tree):
         return None
-    repaired = tree.sql(dialect=dialect)
-    return repaired if " ".join(repaired.split()) != " ".join(sql.split()) else None
+    rewritten = tree.sql(dialect=dialect or sqlglot_name(ctx.dialect))
+    return rewritten if " ".join(rewritten.split()) != " ".join(sql.split()) else None
+
+
+def rewrite_selects(ctx: CheckContext, sql: str, rewrite: Callable[[exp.Select], bool],
+                    dialect: str = "sqlite") -> str | None:
+    """:func:`rewrite_tree` with ``rewrite`` applied to each SELECT of the tree."""
+    def each(tree: exp.Expression) -> bool:
+        changed = False
+        for select in list(tree.find_all(exp.Select)):
+            changed = rewrite(select) or changed
+        return changed
+
+    return rewrite_tree(ctx, sql, each, dialect)
 
 
 def repair_joins(ctx: CheckContext, sql: str) -> str | None:

@@ -41,6 +41,7 @@ __all__ = [
     "columns_of",
     "output_names",
     "resolve",
+    "resolved_columns",
     "scopes",
     "sources",
 ]
@@ -219,6 +220,20 @@ def resolve(column: exp.Column, scope: Scope, names: SchemaNames, cache: SourceC
                 own = list(srcs.values())
         current = current.parent
     return ("unknown_qualifier", []) if qualifier else ("missing", own)
+
+
+def resolved_columns(tree: exp.Expression, names: SchemaNames) -> dict[int, tuple[str, Column]]:
+    """Each column reference of ``tree`` (by node id) that resolves to one schema column: (its table, it)."""
+    found: dict[int, tuple[str, Column]] = {}
+    cache: SourceCache = {}
+    for scope in scopes(tree):
+        for column in columns_of(scope):
+            status, srcs = resolve(column, scope, names, cache)
+            if status == "ok" and len(srcs) == 1 and srcs[0].table:
+                col = names.columns.get(srcs[0].table.lower(), {}).get(column.name.lower())
+                if col is not None:
+                    found[id(column)] = (names.real_table(srcs[0].table), col)
+    return found
 
 
 @dataclass
