@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
+from kgsql.ask import format_table
 from kgsql.cli_types import OneLineParser, bounded_int, positive_float
 from kgsql.db.privilege import add_privileged_flag, apply_privileged_flag
 from kgsql.errors import InputError, KgsqlError
@@ -32,14 +33,6 @@ def build_parser() -> OneLineParser:
     return p
 
 
-def _table(columns: list[str], rows: list[tuple]) -> str:  # type: ignore[type-arg]
-    cells = [[str(c) for c in columns]] + [["NULL" if v is None else str(v) for v in row] for row in rows]
-    widths = [min(40, max(len(r[i]) for r in cells)) for i in range(len(columns))]
-    lines = [" | ".join(v[:40].ljust(w) for v, w in zip(r, widths)) for r in cells]
-    lines.insert(1, "-+-".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     apply_privileged_flag(args)
@@ -60,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"columns": result.columns, "rows": [list(r) for r in result.rows],
                           "truncated": result.truncated}, default=str, ensure_ascii=False))
     else:
-        print(_table(result.columns, result.rows))
+        print(format_table(result.columns, result.rows, limit=args.max_rows))
         more = f"; stopped at {args.max_rows} (--max-rows)" if result.truncated else ""
         print(f"({len(result.rows)} row(s){more})")
     return 0

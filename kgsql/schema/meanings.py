@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = ["ValueMeaning", "parse_value_meaning"]
 
@@ -190,8 +191,12 @@ def _values(items: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(values))
 
 
+@lru_cache(maxsize=4096)
 def parse_value_meaning(value_description: str, data_format: str = "") -> ValueMeaning:
-    """The structured part of ``value_description`` (and a date/time ``data_format``); empty if none."""
+    """The structured part of ``value_description`` (and a date/time ``data_format``); empty if none.
+
+    Cached: ``Column.value_meaning`` parses on every read (the text stays the one source), and the
+    schema renderer and the hints read it for every column of every question."""
     text = value_description or ""
     if not text.strip() and not (data_format or "").strip():
         return ValueMeaning()
