@@ -127,11 +127,12 @@ class GraphTools:
         return "\n".join(lines) or f"Database {db} has no tables."
 
     def schema_text(self, db: str) -> str:
-        """The schema of ``db`` as the default method writes it for the model (descriptions, value meanings)."""
+        """The schema of ``db`` as the default method writes it for the model (its schema style: descriptions,
+        value meanings). Rendering needs neither the encoder nor the model, so no lock is taken."""
         from kgsql.generate.styles import render_schema
+        from kgsql.stages.method import OneCallOptions
 
-        with self._lock:
-            return render_schema("code-knowledge", self.tools(db).schema)
+        return render_schema(OneCallOptions().schema_style, self.tools(db).schema)
 
     def _ask(self, db: str, question: str) -> ToolReply:
         self.tools(db)
