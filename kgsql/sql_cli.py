@@ -13,7 +13,7 @@ import sys
 from kgsql.ask import format_table
 from kgsql.cli_types import OneLineParser, bounded_int, positive_float
 from kgsql.db.privilege import add_privileged_flag, apply_privileged_flag
-from kgsql.errors import InputError, KgsqlError
+from kgsql.errors import KgsqlError
 from kgsql.graph.config import graph_uri_argument
 from kgsql.secrets import redact
 
@@ -38,14 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     apply_privileged_flag(args)
     try:
         from kgsql.db import isolate
-        from kgsql.db.target import available
         from kgsql.schema_graph import SchemaGraph
 
         with SchemaGraph.open(args.graph) as graph:
-            path = available(graph.schema(args.db).path)
-        if path is None:
-            raise InputError(f"the file of database '{args.db}' is not available to run SQL")
-        result = isolate.execute_isolated(path, args.sql, timeout_s=args.timeout, max_rows=args.max_rows)
+            path = graph.schema(args.db).path
+        result = isolate.execute_on(args.db, path, args.sql, timeout_s=args.timeout, max_rows=args.max_rows)
     except KgsqlError as exc:
         print(f"kgsql sql: error: {redact(' '.join(str(exc).split()))}", file=sys.stderr)
         return 1

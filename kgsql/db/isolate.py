@@ -48,7 +48,7 @@ from typing import Any, Final
 
 from kgsql.db import guard
 from kgsql.db.guard import QueryResourceError, QueryResult, QueryTimeoutError, execute_query
-from kgsql.errors import BusyError, KgsqlError, QueryExecutionError
+from kgsql.errors import BusyError, InputError, KgsqlError, QueryExecutionError
 
 ENV_ISOLATION: Final = "KGSQL_SQL_ISOLATION"
 ENV_WORKERS: Final = "KGSQL_SQL_WORKERS"
@@ -69,6 +69,17 @@ def max_workers() -> int:
     """Worker processes allowed at once: ``KGSQL_SQL_WORKERS`` (a positive integer), else :data:`MAX_WORKERS`."""
     text = os.environ.get(ENV_WORKERS, "").strip()
     return int(text) if text.isdigit() and int(text) > 0 else MAX_WORKERS
+
+
+def execute_on(database: str, path: str | os.PathLike[str] | None, sql: str, **limits: Any) -> QueryResult:
+    """:func:`execute_isolated` on the stored file or URL ``path`` of the ingested ``database``; one clear
+    InputError when it is gone (what the service's SQL route and ``kgsql sql`` both run)."""
+    from kgsql.db.target import available
+
+    where = available(path)
+    if where is None:
+        raise InputError(f"the file of database '{database}' is not available to run SQL")
+    return execute_isolated(where, sql, **limits)
 
 
 def execute_isolated(db: str | os.PathLike[str], sql: str, *, timeout_s: float = 30.0, max_rows: int = 10_000,

@@ -178,12 +178,8 @@ class Service:
         """Rows of a read-only query, run in a killable worker process: a query that crashes or outgrows its
         budget ends there, not in this service (BusyError when every worker is taken)."""
         from kgsql.db import isolate
-        from kgsql.db.target import available
 
-        path = available(self.schema(db).path)
-        if path is None:
-            raise InputError(f"the file of database '{db}' is not available to run SQL")
-        result = isolate.execute_isolated(path, sql, timeout_s=self.sql_timeout_s, max_rows=MAX_ROWS)
+        result = isolate.execute_on(db, self.schema(db).path, sql, timeout_s=self.sql_timeout_s, max_rows=MAX_ROWS)
         return {"columns": result.columns, "rows": [list(r) for r in result.rows], "truncated": result.truncated,
                 "elapsed_s": round(result.elapsed_s, 4)}
 

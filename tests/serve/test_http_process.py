@@ -17,6 +17,7 @@ from typing import Any, Iterator
 
 import pytest
 from raw_http import Answer, exchange, is_json_error, post_json, request
+from serve_process import serve_process
 
 DB = "proc_geo"
 FRECHET = ("SELECT FrechetDistance(MakeLine(MakePoint(0,0),MakePoint(1,1)), "
@@ -59,21 +60,10 @@ def service(graph_root: Path, example_db: Path, tmp_path_factory: pytest.TempPat
                             capture_output=True, text=True, env=env, timeout=300)  # into the graph the service opens
     assert ingest.returncode == 0, ingest.stderr
     log = folder / "serve.log"
-    with log.open("wb") as err:
-        process = subprocess.Popen([sys.executable, "-m", "kgsql", "serve", "--port", "0", "--lazy",
-                                    "--max-sql", "2", "--sql-timeout", str(SQL_TIMEOUT_S)],
-                                   env=env, stdout=subprocess.DEVNULL, stderr=err)
-    state = folder / "cache" / "service.json"
-    try:
-        deadline = time.monotonic() + 120
-        while not state.exists():
-            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
-        host, port = json.loads(state.read_text())["url"].removeprefix("http://").rsplit(":", 1)
+    args = ["--port", "0", "--lazy", "--max-sql", "2", "--sql-timeout", str(SQL_TIMEOUT_S)]
+    with serve_process(args, env, log) as (process, url):
+        host, port = url.removeprefix("http://").rsplit(":", 1)
         yield Running(process, (host, int(port)), log)
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
 
 
 def test_a_query_that_kills_its_worker_is_one_line_and_the_service_answers(service: Running) -> None:

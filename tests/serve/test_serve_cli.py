@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from llm_stub import Reply, StubServer, chat_body
+from serve_process import serve_process
 
 LONGEST = "SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1"
 
@@ -27,31 +28,23 @@ def test_ask_uses_the_running_service(cli_env, example_db: Path, tmp_path: Path)
     ingest = subprocess.run([sys.executable, "-m", "kgsql", "ingest", str(example_db), "--name", "serve_geo"],
                             capture_output=True, text=True, env=serve_env, timeout=300)
     assert ingest.returncode == 0, ingest.stderr
-    server = subprocess.Popen([sys.executable, "-m", "kgsql", "serve", "--port", "0"], env=serve_env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     state = tmp_path / "cache" / "service.json"
     try:
-        deadline = time.monotonic() + 120
-        while not state.exists() and time.monotonic() < deadline:
-            assert server.poll() is None, server.stderr.read() if server.stderr else ""
-            time.sleep(0.2)
-        url = json.loads(state.read_text())["url"]
-        assert url.startswith("http://127.0.0.1:") and (state.stat().st_mode & 0o077) == 0
-        ask = [sys.executable, "-m", "kgsql", "ask", "--db", "serve_geo", "Which river is the longest?"]
-        first = subprocess.run(ask, capture_output=True, text=True, env=serve_env, timeout=300)
-        calls_after_first = stub.hits
-        stub.close()  # the model endpoint is gone: in-process, ask would fail at its endpoint check
-        t0 = time.perf_counter()
-        second = subprocess.run([*ask, "--json"], capture_output=True, text=True, env=serve_env, timeout=300)
-        second_s = time.perf_counter() - t0
-        missing = subprocess.run([sys.executable, "-m", "kgsql", "ask", "--db", "nope", "q?"], capture_output=True,
-                                 text=True, env=serve_env, timeout=300)
-        # a caller with another model endpoint is not answered by this service's model
-        other_env = dict(serve_env, KGSQL_LLM_BASE_URL=f"http://127.0.0.1:{closed_port()}/v1")
-        other = subprocess.run(ask, capture_output=True, text=True, env=other_env, timeout=300)
+        with serve_process(["--port", "0"], serve_env, tmp_path / "serve.log") as (_server, url):
+            assert url.startswith("http://127.0.0.1:") and (state.stat().st_mode & 0o077) == 0
+            ask = [sys.executable, "-m", "kgsql", "ask", "--db", "serve_geo", "Which river is the longest?"]
+            first = subprocess.run(ask, capture_output=True, text=True, env=serve_env, timeout=300)
+            calls_after_first = stub.hits
+            stub.close()  # the model endpoint is gone: in-process, ask would fail at its endpoint check
+            t0 = time.perf_counter()
+            second = subprocess.run([*ask, "--json"], capture_output=True, text=True, env=serve_env, timeout=300)
+            second_s = time.perf_counter() - t0
+            missing = subprocess.run([sys.executable, "-m", "kgsql", "ask", "--db", "nope", "q?"], capture_output=True,
+                                     text=True, env=serve_env, timeout=300)
+            # a caller with another model endpoint is not answered by this service's model
+            other_env = dict(serve_env, KGSQL_LLM_BASE_URL=f"http://127.0.0.1:{closed_port()}/v1")
+            other = subprocess.run(ask, capture_output=True, text=True, env=other_env, timeout=300)
     finally:
-        server.terminate()
-        server.wait(timeout=60)
         stub.close()
     assert first.returncode == 0, first.stderr
     assert f"SQL: {LONGEST}" in first.stdout and "Silver River" in first.stdout

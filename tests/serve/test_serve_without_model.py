@@ -6,10 +6,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from serve_process import serve_process
 
 DB = "geo_nomodel"
 
@@ -42,16 +43,7 @@ def test_serve_starts_without_a_model_and_questions_name_the_pull_command(graph_
                             capture_output=True, text=True, env=env, timeout=300)
     assert ingest.returncode == 0, ingest.stderr
     log = tmp_path / "serve.log"
-    with log.open("wb") as err:
-        process = subprocess.Popen([sys.executable, "-m", "kgsql", "serve", "--port", "0"], env=env,
-                                   stdout=subprocess.DEVNULL, stderr=err)
-    state = tmp_path / "cache" / "service.json"
-    try:
-        deadline = time.monotonic() + 180
-        while not state.exists():
-            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
-        url = json.loads(state.read_text())["url"]
+    with serve_process(["--port", "0"], env, log) as (_process, url):
         warning = [line for line in log.read_text().splitlines() if "warning" in line]
         assert len(warning) == 1 and "kgsql.llm pull" in warning[0], log.read_text()
         status, databases = _get(f"{url}/api/databases")
@@ -61,6 +53,3 @@ def test_serve_starts_without_a_model_and_questions_name_the_pull_command(graph_
         status, answer = _post(f"{url}/api/ask", {"db": DB, "question": "Which river is the longest?"})
         text = json.dumps(answer)
         assert "kgsql.llm pull" in text and "Traceback" not in log.read_text()
-    finally:
-        process.terminate()
-        process.wait(timeout=60)
