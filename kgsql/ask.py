@@ -137,7 +137,24 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     else:
         show(data, trace=args.trace)
+        note = examples_note(data)
+        if note:
+            print(f"kgsql.ask: {note}", file=sys.stderr)
     return 0 if data["error"] is None else 2
+
+
+def examples_note(data: dict[str, Any]) -> str:
+    """Which few-shot examples the answer was written with: a number means little without its source."""
+    shown = len(data.get("examples") or ())
+    source = data.get("example_source") or ""
+    if not shown:
+        return "" if data.get("steps") else "no examples shown: zero-shot"
+    if source == "taught":
+        return f"{shown} example(s) taught to {data['db']} shown"
+    if source == "shipped":
+        return (f"{shown} of kgsql's shipped examples shown (the measured default; a database's own, taught "
+                f"with ingest --history or the page's 'keep as an example', replace them)")
+    return f"{shown} example(s) from the examples given shown"
 
 
 def _via_service(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -163,6 +180,7 @@ def _via_service(args: argparse.Namespace) -> dict[str, Any] | None:
 
 def _here(args: argparse.Namespace) -> dict[str, Any]:
     """Answer in this process: open the graph, build the method, start the model."""
+    from kgsql.fewshot.shipped import SHIPPED_EXAMPLES
     from kgsql.generate.answer import check_question
     from kgsql.llm.factory import default_lm
     from kgsql.llm.openai_lm import check_endpoint
@@ -175,10 +193,7 @@ def _here(args: argparse.Namespace) -> dict[str, Any]:
     check_endpoint()  # KGSQL_LLM_BASE_URL malformed or down: fail now, before graph and retrieval work
     with SchemaGraph.open(args.graph) as graph:
         graph.database_info(args.db)  # unknown database: fail before starting a model
-        pool = load_examples(args.examples, graph) if args.examples is not None else None
-        if pool is None and getattr(spec.options, "shots", 0) and overrides.get("shots", 1):
-            print(f"kgsql.ask: no examples given (--examples FILE): method '{args.method}' runs zero-shot",
-                  file=sys.stderr)
+        pool = load_examples(args.examples, graph) if args.examples is not None else SHIPPED_EXAMPLES
         t2s = build(args.method, graph, default_lm(), pool=pool, **overrides)
         return t2s.ask(args.question, db=args.db, evidence=args.evidence).to_dict()
 

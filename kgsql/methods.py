@@ -46,6 +46,7 @@ from typing import Any
 
 from kgsql.agent.method import AgentMethod, AgentOptions
 from kgsql.errors import UnknownNameError
+from kgsql.fewshot.shipped import SHIPPED_EXAMPLES, shipped_pool
 from kgsql.generate.pipeline import MethodOptions, Text2SQL
 from kgsql.registry import Registry
 from kgsql.stages.method import OneCallOptions, StagedMethod
@@ -113,11 +114,15 @@ def get_method(name: str) -> MethodSpec:
     return _METHODS.get(name)
 
 
-def build(name: str, graph: Any, lm: Any, pool: Any = None, *, retriever: Any = None, encoder: Any = None,
-          **overrides: Any) -> Text2SQL | StagedMethod | AgentMethod:
+def build(name: str, graph: Any, lm: Any, pool: Any = SHIPPED_EXAMPLES, *, retriever: Any = None,
+          encoder: Any = None, **overrides: Any) -> Text2SQL | StagedMethod | AgentMethod:
     """A ``Text2SQL`` running method ``name``; ``overrides`` replace option fields (e.g. ``shots=1``).
 
-    A method that uses examples runs zero-shot when ``pool`` is None."""
+    ``pool``: the few-shot examples. By default the database's taught examples, else (for the
+    one-call methods) the shipped examples the default was measured with (``kgsql.fewshot.shipped``);
+    ``None``: taught examples, else zero-shot."""
+    fallback = shipped_pool() if pool is SHIPPED_EXAMPLES else None
+    pool = None if pool is SHIPPED_EXAMPLES else pool
     spec = get_method(name)
     known = {f.name for f in fields(spec.options)}
     unknown = sorted(set(overrides) - known)
@@ -128,7 +133,8 @@ def build(name: str, graph: Any, lm: Any, pool: Any = None, *, retriever: Any = 
     if isinstance(options, AgentOptions):
         return AgentMethod(graph, lm, options, retriever=retriever, encoder=encoder)
     if isinstance(options, OneCallOptions):
-        return StagedMethod.one_call(graph, lm, options, pool=pool, retriever=retriever, encoder=encoder)
+        return StagedMethod.one_call(graph, lm, options, pool=pool, fallback_pool=fallback, retriever=retriever,
+                                     encoder=encoder)
     return Text2SQL(graph, lm, retriever=retriever, options=options, pool=pool, encoder=encoder)
 
 

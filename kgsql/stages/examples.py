@@ -3,8 +3,9 @@
 DAIL-SQL's finding, and ours with small local models: similar (question, SQL)
 pairs in the same form as the final question are the cheapest accuracy there
 is. Without a pool, the examples the database was taught (``SchemaGraph.learn``,
-``ingest --history``: ``graph_examples``) are the pool; without either the
-method runs zero-shot.
+``ingest --history``: ``graph_examples``) are the pool; without either, the
+``fallback`` pool (the shipped examples the default was measured with,
+``kgsql.fewshot.shipped``) in its own order; without any, zero-shot.
 
 Two of these stages may run: one picking ``lead`` examples that are the same
 for every question (``typical`` selection, shown first so a prefix-caching
@@ -36,6 +37,7 @@ class PickExamples:
     lead: bool = False
     questions: bool = True  # False: show each example's SQL only (about half the tokens)
     spatial_selection: str = ""  # on a spatial database ("" = ``selection``)
+    fallback: Any = None  # a pool shown as it is when there is neither ``pool`` nor taught examples
     name: str = "examples"
     _selectors: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _per_db: dict[str, tuple[tuple[Any, ...], Any]] = field(default_factory=dict, init=False, repr=False)
@@ -55,20 +57,19 @@ class PickExamples:
         """The selection used on ``schema``'s database."""
         return self.spatial_selection if self.spatial_selection and schema.is_spatial else self.selection
 
-    def selector_for(self, db: str, schema: Any) -> Any:
-        """The pool's selector, else one over ``db``'s taught examples (rebuilt when they change)."""
+    def selector_for(self, db: str, schema: Any) -> tuple[Any, str]:
+        """The pool's selector, else one over ``db``'s taught examples (rebuilt when they change),
+        else the fallback's; with where its examples come from (``pool``/``taught``/``shipped``)."""
         from kgsql.fewshot.select import get_selector
 
         selection = self.selection_for(schema)
         if self.pool is not None:
             if selection not in self._selectors:
                 self._selectors[selection] = get_selector(selection, self.pool, encoder=self.encoder)
-            return self._selectors[selection]
-        if self.graph_examples is None:
-            return None
-        rows = self.graph_examples(db)
+            return self._selectors[selection], "pool"
+        rows = self.graph_examples(db) if self.graph_examples is not None else []
         if not rows:
-            return None
+            return self._fallback_selector(), "shipped"
         keys = (selection, *sorted(r["key"] for r in rows))
         cached = self._per_db.get(db)
         if cached is None or cached[0] != keys:
@@ -78,10 +79,20 @@ class PickExamples:
             pool = ExamplePool.from_records(records, name=f"{db}-taught", schemas=lambda _db: schema)
             cached = (keys, get_selector(selection, pool, encoder=self.encoder))
             self._per_db[db] = cached
-        return cached[1]
+        return cached[1], "taught"
+
+    def _fallback_selector(self) -> Any:
+        """The fallback pool in its own order (it holds the examples to show, not candidates), or None."""
+        if self.fallback is None:
+            return None
+        if "fallback" not in self._selectors:
+            from kgsql.fewshot.select import get_selector
+
+            self._selectors["fallback"] = get_selector("typical", self.fallback)
+        return self._selectors["fallback"]
 
     def run(self, state: QuestionState) -> None:
-        selector = self.selector_for(state.db, state.full) if self.shots > 0 else None
+        selector, source = self.selector_for(state.db, state.full) if self.shots > 0 else (None, "")
         if selector is None:
             return
         from kgsql.fewshot.select import ExampleQuery
@@ -90,6 +101,8 @@ class PickExamples:
                              exclude_ids=frozenset(state.answer.examples or ()))
         picks = selector.select(query, self.shots)
         state.answer.examples = [*(state.answer.examples or ()), *(e.id for e in picks)]
+        if picks:
+            state.answer.example_source = source
         shown = [(e.question if self.questions else "", " ".join(e.sql.strip().rstrip(";").split())) for e in picks]
         if self.lead:
             state.lead_examples = shown

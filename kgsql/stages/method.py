@@ -82,9 +82,11 @@ class OneCallOptions:
 
 
 def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], Any], *, pool: Any = None,
-                    graph_examples: Callable[[str], Any] | None = None,
+                    graph_examples: Callable[[str], Any] | None = None, fallback_pool: Any = None,
                     encoder: Any = None) -> list[Stage]:
-    """The default method's stages, in order, each with its own option group."""
+    """The default method's stages, in order, each with its own option group.
+
+    Examples come from ``pool``, else the database's taught ``graph_examples``, else ``fallback_pool``."""
     o = options
     loop = LoopOptions(max_rounds=o.max_rounds, samples=o.samples, temperature=o.temperature, tips=o.tips,
                        repair=o.join_repair, lookup_repair=o.lookup_repair, ratio_cast=o.ratio_cast,
@@ -99,7 +101,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
         PickExamples(pool, shots=o.lead_shots, selection=o.lead_selection, encoder=encoder,
                      graph_examples=graph_examples, lead=True, name="lead-examples"),
         PickExamples(pool, shots=o.shots, selection=o.example_selection, encoder=encoder,
-                     graph_examples=graph_examples, questions=o.example_questions,
+                     graph_examples=graph_examples, fallback=fallback_pool, questions=o.example_questions,
                      spatial_selection=o.spatial_example_selection),
         GraphHints(values=o.value_hints, joins=o.join_hints, keys=o.key_hints, meanings=o.meaning_hints),
         GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,
@@ -122,13 +124,16 @@ class StagedMethod:
 
     @classmethod
     def one_call(cls, graph: Any, lm: Any, options: OneCallOptions = OneCallOptions(), *, pool: Any = None,
-                 retriever: Any = None, encoder: Any = None) -> "StagedMethod":
-        """kgsql's default method; ``retriever`` (else the default one, built on first use)."""
+                 fallback_pool: Any = None, retriever: Any = None, encoder: Any = None) -> "StagedMethod":
+        """kgsql's default method; ``retriever`` (else the default one, built on first use).
+
+        Examples: ``pool``; without one, the database's taught examples, else ``fallback_pool``."""
         from kgsql.retrieve.lazy import lazy_retriever
 
         get_retriever = lazy_retriever(retriever, encoder)
         taught = getattr(graph, "examples", None) if pool is None else None
-        stages = one_call_stages(options, lm, get_retriever, pool=pool, encoder=encoder, graph_examples=taught)
+        stages = one_call_stages(options, lm, get_retriever, pool=pool, encoder=encoder, graph_examples=taught,
+                                 fallback_pool=fallback_pool if pool is None else None)
         return cls(graph, lm, stages, options=options, rewrite=options.rewrite)
 
     def schema(self, db: str) -> Any:

@@ -26,8 +26,13 @@ def test_learnt_pairs_are_shown_as_examples_and_dropped_with_the_database(schema
     lm = ScriptedLM(default=LONGEST)
     method = build("kgsql", schema_graph, lm, encoder=HashEncoder(), retriever=WholeSchema(),
                    value_hints=False, join_hints=False)
-    method.ask("Which river is the longest?", db=db)
-    assert "How many provinces" not in lm.calls[-1].prompt  # nothing taught yet: zero-shot
+    first = method.ask("Which river is the longest?", db=db)
+    assert "How many provinces" not in lm.calls[-1].prompt  # nothing taught yet: the shipped examples
+    assert first.example_source == "shipped" and "Who directed Avatar?" in lm.calls[-1].prompt
+    zero_shot = build("kgsql", schema_graph, lm, pool=None, encoder=HashEncoder(), retriever=WholeSchema(),
+                      value_hints=False, join_hints=False)
+    assert zero_shot.ask("Which river is the longest?", db=db).examples == []
+    assert "Who directed Avatar?" not in lm.calls[-1].prompt
 
     schema_graph.learn("How many provinces are there?", "SELECT count(*) FROM provinces", db=db)
     schema_graph.learn("Name the cities founded before 1500.", "SELECT name FROM cities WHERE founded < 1500", db=db)
@@ -38,6 +43,7 @@ def test_learnt_pairs_are_shown_as_examples_and_dropped_with_the_database(schema
     prompt = lm.calls[-1].prompt
     assert "How many provinces are there?" in prompt and "SELECT count(*) FROM provinces" in prompt
     assert len(answer.examples) == 2 and answer.rows == [("Silver River",)]
+    assert answer.example_source == "taught" and "Who directed Avatar?" not in prompt  # taught replace shipped
 
     schema_graph.learn("How many provinces are there?", "SELECT count(*) FROM provinces", db=db)  # again
     assert len(schema_graph.examples(db)) == 2
