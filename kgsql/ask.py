@@ -158,14 +158,25 @@ def examples_note(data: dict[str, Any]) -> str:
 
 
 def _via_service(args: argparse.Namespace) -> dict[str, Any] | None:
-    """The answer from a running ``kgsql serve`` (nothing to load here), or None to answer in-process.
+    """The answer from a running ``kgsql serve`` (nothing to load here; started now when none runs:
+    ``kgsql.serve.autostart``), or None to answer in-process.
 
     ``--graph`` and ``--examples`` are answered here: the service has its own graph and examples."""
     if args.graph is not None or args.examples is not None:
         return None
-    from kgsql.serve.client import call, find_service
+    from kgsql.serve.client import call, find_service, service_lookup_off
 
     url = find_service()
+    if url is None and not service_lookup_off():
+        from kgsql.generate.answer import check_question
+        from kgsql.llm.openai_lm import check_endpoint
+        from kgsql.methods import get_method
+        from kgsql.serve.autostart import start_service
+
+        check_question(args.question)  # bad input and a dead endpoint fail here, before a service starts
+        get_method(args.method)
+        check_endpoint()
+        url = start_service()
     if url is None:
         return None
     sets: dict[str, Any] = {f: False for names in switched_off(args).values() for f in names}

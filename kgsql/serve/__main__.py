@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sql-timeout", type=positive_float, default=30.0,
                    help="seconds a query of /api/sql or /api/examples may run (default 30; its worker is killed "
                         "after)")
+    p.add_argument("--idle-stop", type=positive_float, default=None, metavar="SECONDS",
+                   help="stop after this many seconds without a request (the service kgsql ask starts uses it)")
     p.add_argument("--lazy", action="store_true",
                    help="load the encoder and the model on the first question instead of at start")
     add_privileged_flag(p)
@@ -83,7 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     state = state_file()
     write_private(state, json.dumps({"url": server.url, "pid": os.getpid()}).encode("utf-8"))
     signal.signal(signal.SIGTERM, _interrupt)  # a plain kill stops it cleanly too
-    print(f"kgsql serve: {server.url} (API: {server.url}/api/docs); Ctrl-C stops", file=sys.stderr, flush=True)
+    if args.idle_stop is not None:
+        from kgsql.serve.idle import stop_when_idle
+
+        stop_when_idle(server.clock, args.idle_stop, server.shutdown)
+    stops = f"Ctrl-C stops{f', or {args.idle_stop:g} s unused' if args.idle_stop is not None else ''}"
+    print(f"kgsql serve: {server.url} (API: {server.url}/api/docs); {stops}", file=sys.stderr, flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:

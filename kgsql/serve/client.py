@@ -24,9 +24,14 @@ def state_file() -> Path:
     return cache_root() / "service.json"
 
 
+def service_lookup_off() -> bool:
+    """``KGSQL_NO_SERVICE=1``: ``ask`` neither uses nor starts a service."""
+    return os.environ.get(ENV_NO_SERVICE, "").lower() in {"1", "true", "yes", "on"}
+
+
 def find_service(timeout_s: float = 0.5) -> str | None:
     """The base URL of a live service, or None (no state file, stale file, lookup turned off)."""
-    if os.environ.get(ENV_NO_SERVICE, "").lower() in {"1", "true", "yes", "on"}:
+    if service_lookup_off():
         return None
     url = os.environ.get(ENV_SERVICE_URL)
     if not url:
@@ -52,8 +57,11 @@ def same_settings(health: dict[str, Any]) -> bool:
     mine = os.environ.get("KGSQL_GRAPH_URI", "")
     if (redact_uri(mine) if mine else "") != health.get("graph", ""):
         return False
+    from kgsql.db.privilege import privileged_allowed
+
     theirs = health.get("llm") or {}
-    return all(os.environ.get(k, "") == v for k, v in theirs.items())
+    return (all(os.environ.get(k, "") == v for k, v in theirs.items())
+            and bool(health.get("privileged", False)) == privileged_allowed())
 
 
 def call(url: str, verb: str, path: str, body: dict[str, Any] | None = None, *, timeout_s: float = 600.0) -> Any:

@@ -36,6 +36,7 @@ from urllib.parse import unquote
 from kgsql.errors import BusyError, InputError, KgsqlError, UnknownNameError
 from kgsql.secrets import redact
 from kgsql.serve.body import parse_body
+from kgsql.serve.idle import IdleClock
 from kgsql.serve.service import Service
 
 MAX_BODY = 64 * 1024
@@ -121,6 +122,7 @@ class ApiServer(ThreadingHTTPServer):
         self.slots = {"read": threading.BoundedSemaphore(max_busy), "question": threading.BoundedSemaphore(max_busy),
                       "sql": threading.BoundedSemaphore(max_sql)}
         self.allow_remote = allow_remote
+        self.clock = IdleClock()  # when it was last used (``kgsql serve --idle-stop``)
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
@@ -226,6 +228,10 @@ class Handler(BaseHTTPRequestHandler):
                                             else default)})
 
     def _serve(self, verb: str) -> None:
+        with self.server.clock.working():
+            self._answer(verb)
+
+    def _answer(self, verb: str) -> None:
         path = self.path.split("?", 1)[0]
         if not self.server.trusted(self.headers.get("Host"), self.headers.get("Origin")):
             self.close_connection = True

@@ -87,8 +87,11 @@ class Service:
         from kgsql.llm.config import ENV_BASE_URL, ENV_LOCAL_MODEL, ENV_MODEL
         from kgsql.secrets import redact_uri
 
+        from kgsql.db.privilege import privileged_allowed
+
         return {"graph": redact_uri(self._graph_uri) if self._graph_uri else "",
-                "llm": {k: os.environ.get(k, "") for k in (ENV_BASE_URL, ENV_MODEL, ENV_LOCAL_MODEL)}}
+                "llm": {k: os.environ.get(k, "") for k in (ENV_BASE_URL, ENV_MODEL, ENV_LOCAL_MODEL)},
+                "privileged": privileged_allowed()}
 
     def warm(self) -> None:
         """Load everything a first question needs now (encoder, model), not on that question."""

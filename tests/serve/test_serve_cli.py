@@ -5,7 +5,6 @@ import json
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from llm_stub import Reply, StubServer, chat_body
@@ -36,13 +35,12 @@ def test_ask_uses_the_running_service(cli_env, example_db: Path, tmp_path: Path)
             first = subprocess.run(ask, capture_output=True, text=True, env=serve_env, timeout=300)
             calls_after_first = stub.hits
             stub.close()  # the model endpoint is gone: in-process, ask would fail at its endpoint check
-            t0 = time.perf_counter()
             second = subprocess.run([*ask, "--json"], capture_output=True, text=True, env=serve_env, timeout=300)
-            second_s = time.perf_counter() - t0
             missing = subprocess.run([sys.executable, "-m", "kgsql", "ask", "--db", "nope", "q?"], capture_output=True,
                                      text=True, env=serve_env, timeout=300)
             # a caller with another model endpoint is not answered by this service's model
-            other_env = dict(serve_env, KGSQL_LLM_BASE_URL=f"http://127.0.0.1:{closed_port()}/v1")
+            other_env = dict(serve_env, KGSQL_LLM_BASE_URL=f"http://127.0.0.1:{closed_port()}/v1",
+                             KGSQL_SERVICE_IDLE="0")
             other = subprocess.run(ask, capture_output=True, text=True, env=other_env, timeout=300)
     finally:
         stub.close()
@@ -51,7 +49,6 @@ def test_ask_uses_the_running_service(cli_env, example_db: Path, tmp_path: Path)
     assert second.returncode == 0 and json.loads(second.stdout)["rows"] == [["Silver River"]]
     assert stub.hits == calls_after_first >= 1  # the repeat was answered from the service's response cache
     assert other.returncode == 1 and "cannot connect to LLM endpoint" in other.stderr
-    assert second_s < 30  # docs/serve.md measures it on a quiet machine
     assert missing.returncode == 1 and "database 'nope' is not in the graph" in missing.stderr
     assert not state.exists()  # removed when the service stopped
 
