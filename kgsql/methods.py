@@ -115,12 +115,13 @@ def get_method(name: str) -> MethodSpec:
 
 
 def build(name: str, graph: Any, lm: Any, pool: Any = SHIPPED_EXAMPLES, *, retriever: Any = None,
-          encoder: Any = None, **overrides: Any) -> Text2SQL | StagedMethod | AgentMethod:
+          encoder: Any = None, follow_ingest: bool = False, **overrides: Any) -> Text2SQL | StagedMethod | AgentMethod:
     """A ``Text2SQL`` running method ``name``; ``overrides`` replace option fields (e.g. ``shots=1``).
 
     ``pool``: the few-shot examples. By default the database's taught examples, else (for the
     one-call methods) the shipped examples the default was measured with (``kgsql.fewshot.shipped``);
-    ``None``: taught examples, else zero-shot."""
+    ``None``: taught examples, else zero-shot. ``follow_ingest``: for a method kept warm (the service,
+    the MCP server), each question checks whether its database was re-ingested and reads it again."""
     fallback = shipped_pool() if pool is SHIPPED_EXAMPLES else None
     pool = None if pool is SHIPPED_EXAMPLES else pool
     spec = get_method(name)
@@ -131,11 +132,12 @@ def build(name: str, graph: Any, lm: Any, pool: Any = SHIPPED_EXAMPLES, *, retri
                                f"(known: {', '.join(sorted(known))})")
     options = replace(spec.options, **overrides) if overrides else spec.options
     if isinstance(options, AgentOptions):
-        return AgentMethod(graph, lm, options, retriever=retriever, encoder=encoder)
+        return AgentMethod(graph, lm, options, retriever=retriever, encoder=encoder, follow_ingest=follow_ingest)
     if isinstance(options, OneCallOptions):
         return StagedMethod.one_call(graph, lm, options, pool=pool, fallback_pool=fallback, retriever=retriever,
-                                     encoder=encoder)
-    return Text2SQL(graph, lm, retriever=retriever, options=options, pool=pool, encoder=encoder)
+                                     encoder=encoder, follow_ingest=follow_ingest)
+    return Text2SQL(graph, lm, retriever=retriever, options=options, pool=pool, encoder=encoder,
+                    follow_ingest=follow_ingest)
 
 
 # --------------------------------------------------------------------------- registry

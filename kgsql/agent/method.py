@@ -100,11 +100,12 @@ class AgentMethod:
     """Answers a question by letting the model call the graph's tools, one per round."""
 
     def __init__(self, graph: Any, lm: Any, options: AgentOptions = AgentOptions(), *, retriever: Any = None,
-                 encoder: Any = None) -> None:
+                 encoder: Any = None, follow_ingest: bool = False) -> None:
         self.graph = graph
         self.lm = lm
         self.options = options
-        self.schemas = GraphSchemas(graph)  # each database read from the graph once, not per question
+        # each database read from the graph once (again after a re-ingest with follow_ingest), not per question
+        self.schemas = GraphSchemas(graph, follow_ingest=follow_ingest)
         self.retriever = lazy_retriever(retriever, encoder)  # one for every question, built on the first search
 
     def tools(self, db: str) -> DatabaseTools:

@@ -64,10 +64,12 @@ class Text2SQL:
         examples: ExampleProvider | None = None,
         pool: Any = None,
         encoder: Any = None,
+        follow_ingest: bool = False,
     ):
         """``examples``: a fixed provider of (question, SQL) pairs; ``pool``: an
         ``ExamplePool`` the method's selector picks ``options.shots`` examples from
-        (``encoder``: the selector's embedding encoder, default MiniLM)."""
+        (``encoder``: the selector's embedding encoder, default MiniLM); ``follow_ingest``:
+        a long-running process's method reads a database again after a re-ingest."""
         self.graph = graph
         self.lm = lm
         self.options = check_options(options or MethodOptions())
@@ -77,7 +79,7 @@ class Text2SQL:
         self._retriever = retriever
         self._selector: Any = None
         self._autocot: Any = None
-        self.schemas = GraphSchemas(graph)  # each database read from the graph once
+        self.schemas = GraphSchemas(graph, follow_ingest=follow_ingest)  # each database read once (per ingest)
 
     # -- knowledge -----------------------------------------------------------
     def schema(self, db: str) -> DatabaseSchema:

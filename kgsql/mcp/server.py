@@ -143,7 +143,7 @@ class GraphTools:
                 from kgsql.llm.factory import default_lm
 
                 self._make_lm = default_lm
-            self._asker = build(self.method, self.graph, self._make_lm(), retriever=self.retriever())
+            self._asker = build(self.method, self.graph, self._make_lm(), retriever=self.retriever(), follow_ingest=True)
         answer = self._asker.ask(question, db=db)
         if answer.error and not answer.sql:
             return ToolReply(f"Error: {answer.error}", error=True)

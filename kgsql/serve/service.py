@@ -74,7 +74,8 @@ class Service:
 
         key = (name, repr(sorted(overrides.items())))
         if key not in self._methods:
-            self._methods[key] = build(name, self.graph, self.lm(), retriever=self.retriever(), **overrides)
+            self._methods[key] = build(name, self.graph, self.lm(), retriever=self.retriever(), follow_ingest=True,
+                                       **overrides)
             while len(self._methods) > MAX_METHODS:
                 self._methods.popitem(last=False)
         self._methods.move_to_end(key)

@@ -113,18 +113,19 @@ class StagedMethod:
     """Answers questions by running ``stages`` over one ``QuestionState`` each."""
 
     def __init__(self, graph: Any, lm: Any, stages: Sequence[Stage], *, options: Any = None,
-                 rewrite: bool = True) -> None:
+                 rewrite: bool = True, follow_ingest: bool = False) -> None:
         self.graph = graph
         self.lm = lm
         self.stages = list(stages)
         self.options = options
         self.rewrite = rewrite
-        # each database read from the graph once
-        self.schemas = GraphSchemas(graph, knowledge=getattr(options, "knowledge", True))
+        # each database read from the graph once (again after a re-ingest with follow_ingest: the service)
+        self.schemas = GraphSchemas(graph, knowledge=getattr(options, "knowledge", True), follow_ingest=follow_ingest)
 
     @classmethod
     def one_call(cls, graph: Any, lm: Any, options: OneCallOptions = OneCallOptions(), *, pool: Any = None,
-                 fallback_pool: Any = None, retriever: Any = None, encoder: Any = None) -> "StagedMethod":
+                 fallback_pool: Any = None, retriever: Any = None, encoder: Any = None,
+                 follow_ingest: bool = False) -> "StagedMethod":
         """kgsql's default method; ``retriever`` (else the default one, built on first use).
 
         Examples: ``pool``; without one, the database's taught examples, else ``fallback_pool``."""
@@ -134,7 +135,7 @@ class StagedMethod:
         taught = getattr(graph, "examples", None) if pool is None else None
         stages = one_call_stages(options, lm, get_retriever, pool=pool, encoder=encoder, graph_examples=taught,
                                  fallback_pool=fallback_pool if pool is None else None)
-        return cls(graph, lm, stages, options=options, rewrite=options.rewrite)
+        return cls(graph, lm, stages, options=options, rewrite=options.rewrite, follow_ingest=follow_ingest)
 
     def schema(self, db: str) -> Any:
         return self.schemas(db)

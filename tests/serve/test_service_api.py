@@ -61,6 +61,26 @@ def test_ask_answers_and_keeps_its_method_warm(api) -> None:  # type: ignore[no-
     assert len(server.service._methods) == 1  # the same method object served both
 
 
+def test_a_warm_method_sees_a_reingest(api, schema_graph, example_db: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 31, defect 3: the service re-read the schema after a re-ingest, its warm methods did not."""
+    import shutil
+    import sqlite3
+
+    server, lm = api
+    copy = tmp_path / "follow.sqlite"
+    shutil.copy(example_db, copy)
+    schema_graph.ingest(copy, name="api_follow")
+    body = {"db": "api_follow", "question": "Which river is the deepest?", "sets": {"shots": 0}}
+    assert request(server, "POST", "/api/ask", body)[0] == 200
+    assert "depth_m" not in lm.calls[-1].prompt
+    warm = dict(server.service._methods)
+    with sqlite3.connect(copy) as db:
+        db.execute("ALTER TABLE rivers ADD COLUMN depth_m REAL")
+    schema_graph.ingest(copy, name="api_follow")
+    assert request(server, "POST", "/api/ask", body)[0] == 200
+    assert "depth_m" in lm.calls[-1].prompt and dict(server.service._methods) == warm  # the same method, new schema
+
+
 @pytest.mark.parametrize("verb,path,body,code,message", [
     ("POST", "/api/sql", {"db": "api_geo", "sql": "DROP TABLE cities"}, 400, "not a read-only query"),
     ("POST", "/api/sql", {"db": "nope", "sql": "SELECT 1"}, 404, "nope"),
