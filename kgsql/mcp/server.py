@@ -23,7 +23,9 @@ import json
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Annotated, Any, Callable
+
+from pydantic import WithJsonSchema  # a dependency of openai's client, so always installed
 
 from kgsql.agent.tools import TOOL_SPECS, DatabaseTools, list_databases, rows_text
 from kgsql.errors import InputError, KgsqlError
@@ -37,6 +39,22 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 SQL_TOOLS = frozenset({"ExecuteSQL"})
 #: ExecuteSQL's rows: by default, and at most.
 DEFAULT_LIMIT, MAX_LIMIT = 50, 1000
+#: ExecuteSQL's ``limit``: the schema says integer, but any value reaches ``row_limit``, whose error is one
+#: line (the SDK's own validation message is several).
+LimitArgument = Annotated[Any, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT})]
+
+
+def row_limit(value: Any) -> int:
+    """ExecuteSQL's row limit: a whole number 1-MAX_LIMIT (a digit string too), DEFAULT_LIMIT when absent."""
+    if value is None:
+        return DEFAULT_LIMIT
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InputError(f"limit must be a whole number 1-{MAX_LIMIT}, not {value!r}")
+    if not 1 <= value <= MAX_LIMIT:
+        raise InputError(f"limit must be 1-{MAX_LIMIT}, got {value}")
+    return value
 
 log = logging.getLogger(__name__)
 
@@ -103,10 +121,7 @@ class GraphTools:
     def _sql(self, name: str, db: str, arguments: dict[str, Any]) -> ToolReply:
         """ExecuteSQL outside the lock (the query runs in the killable SQL worker): the first ``limit`` rows
         as text and as structured content."""
-        limit = arguments.pop("limit", None)
-        limit = DEFAULT_LIMIT if limit is None else int(limit)
-        if not 1 <= limit <= MAX_LIMIT:
-            raise InputError(f"limit must be 1-{MAX_LIMIT}, got {limit}")
+        limit = row_limit(arguments.pop("limit", None))
         observation = self.tools(db).execute_sql(TOOL_SPECS[name].bind((), arguments)["sql"])
         result = observation.result
         if observation.error is not None or result is None:
@@ -209,7 +224,7 @@ def build_server(tools: GraphTools) -> Any:
     def FindShortestPath(db: str, start: str, end: str) -> Any:  # noqa: N802
         return reply(tools.run("FindShortestPath", db, start=start, end=end))
 
-    def ExecuteSQL(db: str, sql: str, limit: int = DEFAULT_LIMIT) -> Any:  # noqa: N802
+    def ExecuteSQL(db: str, sql: str, limit: LimitArgument = DEFAULT_LIMIT) -> Any:  # noqa: N802
         return reply(tools.run("ExecuteSQL", db, sql=sql, limit=limit))
 
     def ask(question: str, db: str) -> Any:

@@ -47,6 +47,8 @@ async def _session(params: StdioServerParameters) -> dict[str, Any]:
         out["limited"] = limited.structured_content
         too_many = await client.call_tool("ExecuteSQL", {"db": "mcp_geo", "sql": "SELECT 1", "limit": 5000})
         out["too_many"], out["too_many_failed"] = _text(too_many), too_many.is_error
+        not_a_number = await client.call_tool("ExecuteSQL", {"db": "mcp_geo", "sql": "SELECT 1", "limit": "ten"})
+        out["not_a_number"], out["not_a_number_failed"] = _text(not_a_number), not_a_number.is_error
         out["version"] = client.server_info.version
         out["templates"] = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
         resource = await client.read_resource("kgsql://mcp_geo/schema")
@@ -87,6 +89,7 @@ def test_every_tool_through_the_sdk_client(stub_env, cli_ingest, example_db: Pat
     assert got["ExecuteSQL"] == "name\nAmber River\nLittle Fen\nSilver River\n(3 rows)"
     assert got["limited"] == {"columns": ["name"], "rows": [["Amber River"], ["Little Fen"]], "truncated": True}
     assert got["too_many_failed"] and "limit must be 1-1000" in got["too_many"]
+    assert got["not_a_number_failed"] and got["not_a_number"] == "Error: limit must be a whole number 1-1000, not 'ten'"
     assert any(line.startswith("rivers (3 rows): 4 columns; ") for line in got["ListTables"].splitlines())
     from kgsql import __version__
     assert got["version"] == __version__
