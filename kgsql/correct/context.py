@@ -41,9 +41,10 @@ class CheckContext:
 
     def __init__(self, schema: DatabaseSchema, question: str = "", *, timeout_s: float = 30.0,
                  max_rows: int = 10_000, path: str | os.PathLike[str] | None = None, dialect: str | None = None,
-                 allow_tables: Iterable[str] = ()) -> None:
+                 allow_tables: Iterable[str] = (), evidence: str = "") -> None:
         self.schema = schema
         self.question = question
+        self.evidence = evidence  # what the question came with (a rewrite may respect what it names)
         self.timeout_s = timeout_s
         self.max_rows = max_rows
         self.path = schema.path if path is None else path

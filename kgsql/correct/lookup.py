@@ -27,6 +27,13 @@ The same knowledge rewrites a key compared with a label before the query
 runs (:func:`labels_through_keys`): ``alignment_id = 'Bad'`` runs and matches
 nothing, since the key holds numbers; it becomes ``alignment_id IN (SELECT id
 FROM alignment WHERE alignment = 'Bad')``.
+
+And a key shown as the answer (:func:`labels_for_shown_keys`, an option): asked
+"what is Abomination's eye colour?", small models answer ``SELECT eye_colour_id
+FROM superhero ...``, a number that means nothing to the person asking. When
+the outer query shows a foreign key into a pure lookup table (its key and one
+label, nothing else) and neither the question nor the evidence names the key
+or asks for ids, the label is shown instead, joined through the key.
 """
 from __future__ import annotations
 
@@ -38,7 +45,7 @@ from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
 from kgsql.sql.dialects import sqlglot_name
 from kgsql.sql.names import resolved_columns
 
-__all__ = ["label_column", "labels_through_keys", "repair_lookups"]
+__all__ = ["label_column", "labels_for_shown_keys", "labels_through_keys", "repair_lookups"]
 
 _KEY_SUFFIXES = ("_id", "id")
 
@@ -167,3 +174,58 @@ def labels_through_keys(ctx: CheckContext, sql: str) -> str | None:
         return changed
 
     return rewrite_tree(ctx, sql, through_labels)
+
+
+#: Words by which a question asks for keys themselves ("the ids of ...", "the colour code").
+_ASKS_FOR_KEYS = ("id", "ids", "identifier", "identifiers", "code", "codes", "number", "numbers", "key", "keys")
+
+
+def _pure_lookup_label(schema: DatabaseSchema, fk: ForeignKey) -> Column | None:
+    """The label of a table holding only its key and that label (``colour(id, colour)``), else None."""
+    table = schema.table(fk.ref_table)
+    if len(table.columns) != 2 or not any(c.name.lower() == fk.ref_column.lower() for c in table.columns):
+        return None
+    label = label_column(schema, table)
+    return label if label is not None and label.name.lower() != fk.ref_column.lower() else None
+
+
+def _asks_for_key(text: str, key: str) -> bool:
+    words = {w.strip("?.,;:'\"()").lower() for w in text.split()}
+    return key.lower() in text.lower() or bool(words & set(_ASKS_FOR_KEYS))
+
+
+def labels_for_shown_keys(ctx: CheckContext, sql: str) -> str | None:
+    """``sql`` whose outer query shows a lookup table's label instead of the key into it (see the module
+    docstring); None when nothing applies."""
+    keys = {(fk.table.lower(), fk.column.lower()): fk for fk in ctx.schema.foreign_keys}
+    asked = f"{ctx.question} {ctx.evidence}"
+
+    def show_labels(tree: exp.Expression) -> bool:
+        if not isinstance(tree, exp.Select) or tree.args.get("group") is not None:
+            return False  # a set operation's or a grouped query's outputs are left alone
+        scope = Scope(tree, ctx.schema)
+        if not scope.ok:
+            return False
+        shown: list[tuple[exp.Column, str, ForeignKey, Column]] = []
+        for output in tree.expressions:
+            column = output.this if isinstance(output, exp.Alias) else output
+            if not isinstance(column, exp.Column) or isinstance(column.this, exp.Star):
+                continue
+            holders = [column.table.lower()] if column.table else scope.holders(column.name)
+            if len(holders) != 1 or holders[0] not in scope.by_alias:
+                continue
+            fk = keys.get((scope.by_alias[holders[0]].name.lower(), column.name.lower()))
+            label = _pure_lookup_label(ctx.schema, fk) if fk is not None else None
+            if label is None or _asks_for_key(asked, column.name):
+                continue
+            shown.append((column, holders[0], fk, label))
+        if not shown:
+            return False
+        qualify_all(scope)
+        for column, alias, fk, label in shown:
+            lookup_alias = _join_lookup(scope, alias, fk)
+            column.set("this", exp.to_identifier(label.name))
+            column.set("table", exp.to_identifier(lookup_alias))
+        return True
+
+    return rewrite_tree(ctx, sql, show_labels)

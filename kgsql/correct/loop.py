@@ -42,7 +42,7 @@ from typing import Any, Protocol
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
 from kgsql.correct.dates import sqlite_dates
 from kgsql.correct.literals import match_literals
-from kgsql.correct.lookup import labels_through_keys, repair_lookups
+from kgsql.correct.lookup import labels_for_shown_keys, labels_through_keys, repair_lookups
 from kgsql.correct.ranking import rank_known_values
 from kgsql.correct.ratios import cast_ratios
 from kgsql.correct.repair import repair_joins
@@ -72,6 +72,7 @@ class LoopOptions:
     rank_known: bool = False     # ranked SELECTs skip NULL / documented missing values (being measured)
     match_literals: bool = False  # text literals in the column's stored spelling ('human' -> 'Human'; measured)
     date_forms: bool = True      # SQLite dates compared as the text they are (strftime('%Y', d) = '2019')
+    key_labels: bool = False     # a lookup key shown as the answer shows its label (eye_colour_id -> colour)
 
 
 #: Rewrites of a failed candidate without a model call, in the order tried: (the LoopOptions switch, the
@@ -87,6 +88,7 @@ REPAIRS: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
 REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("repair", geography_units),
     ("lookup_repair", labels_through_keys),
+    ("key_labels", labels_for_shown_keys),
     ("ratio_cast", cast_ratios),
     ("rank_known", rank_known_values),
     ("match_literals", match_literals),

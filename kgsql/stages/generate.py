@@ -45,7 +45,8 @@ class GenerateSQL:
 
     def run(self, state: QuestionState) -> None:
         generator = FormattedSQLGenerator(self.lm, self.layout, max_tokens=self.max_tokens)  # type: ignore[arg-type]
-        with CheckContext(state.full, state.question, timeout_s=self.timeout_s, max_rows=self.max_rows) as ctx:
+        with CheckContext(state.full, state.question, timeout_s=self.timeout_s, max_rows=self.max_rows,
+                          evidence=state.answer.evidence) as ctx:
             result = CorrectionLoop(generator, self.loop).run(prompt_parts(state), state.question, ctx, state.trace)
         answer = state.answer
         answer.rounds = result.rounds

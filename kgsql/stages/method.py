@@ -62,6 +62,7 @@ class OneCallOptions:
     rank_known: bool = False         # [sql] ORDER BY .. LIMIT skips NULL and documented missing values
     match_literals: bool = False     # [sql] text literals in the column's stored spelling ('human' -> 'Human')
     date_forms: bool = True          # [sql] SQLite dates compared as text (strftime('%Y', d) = '2019', YEAR(d))
+    key_labels: bool = False         # [sql] a lookup key shown as the answer shows its label (eye_colour_id -> colour)
     max_rounds: int = 3              # [sql] greedy generations at most
     samples: int = 0                 # [sql] sampled candidates voted by result when nothing returned rows
     temperature: float = 0.7         # [sql] for the sampled candidates
@@ -90,7 +91,8 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
     o = options
     loop = LoopOptions(max_rounds=o.max_rounds, samples=o.samples, temperature=o.temperature, tips=o.tips,
                        repair=o.join_repair, lookup_repair=o.lookup_repair, ratio_cast=o.ratio_cast,
-                       rank_known=o.rank_known, match_literals=o.match_literals, date_forms=o.date_forms)
+                       rank_known=o.rank_known, match_literals=o.match_literals, date_forms=o.date_forms,
+                       key_labels=o.key_labels)
     needs_retrieval = o.scope != "database" or o.value_hints or o.join_hints
     return [
         SelectSchema(retriever, scope=o.scope, max_schema_tokens=o.max_schema_tokens) if needs_retrieval

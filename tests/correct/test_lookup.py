@@ -122,3 +122,37 @@ def test_keys_compared_with_numbers_or_ambiguous_labels_are_left_alone(ctx: Chec
     from kgsql.correct.lookup import labels_through_keys
 
     assert labels_through_keys(ctx, sql) is None
+
+
+@pytest.mark.parametrize("sql,rewritten,rows", [
+    ("SELECT eye_colour_id FROM superhero WHERE superhero_name = 'A-Bomb'",
+     "SELECT colour.colour FROM superhero JOIN colour ON superhero.eye_colour_id = colour.id "
+     "WHERE superhero.superhero_name = 'A-Bomb'", [("Blue",)]),
+    ("SELECT T1.superhero_name, T1.skin_colour_id AS skin FROM superhero AS T1",  # the output keeps its alias
+     "SELECT T1.superhero_name, colour.colour AS skin FROM superhero AS T1 JOIN colour ON T1.skin_colour_id = colour.id",
+     [("A-Bomb", "Gold")]),
+])
+def test_a_key_shown_as_the_answer_shows_its_label(make_sqlite, sql: str, rewritten: str, rows: list) -> None:  # type: ignore[type-arg]
+    from kgsql.correct.lookup import labels_for_shown_keys
+
+    schema = read_database(make_sqlite("shown_keys", SCRIPT))
+    with CheckContext(schema, "What is A-Bomb's eye colour?") as c:
+        assert labels_for_shown_keys(c, sql) == rewritten
+        assert c.execute(rewritten).rows == rows
+
+
+@pytest.mark.parametrize("question,evidence,sql", [
+    ("What is the eye colour id of A-Bomb?", "", "SELECT eye_colour_id FROM superhero"),    # asks for ids
+    ("List the eyes of A-Bomb.", "eyes refers to eye_colour_id", "SELECT eye_colour_id FROM superhero"),  # named
+    ("Eye colour of A-Bomb?", "", "SELECT publisher_id FROM superhero"),  # publisher holds more than a label
+    ("Eye colour of A-Bomb?", "", "SELECT team_id FROM superhero"),       # team: two text columns, no one label
+    ("Eye colour of A-Bomb?", "", "SELECT COUNT(*) FROM superhero WHERE eye_colour_id = 1"),  # not shown
+    ("Eye colour of A-Bomb?", "", "SELECT eye_colour_id, COUNT(*) FROM superhero GROUP BY eye_colour_id"),  # grouped
+])
+def test_keys_asked_for_or_not_into_a_pure_lookup_are_left_alone(make_sqlite, question: str, evidence: str,
+                                                                  sql: str) -> None:
+    from kgsql.correct.lookup import labels_for_shown_keys
+
+    schema = read_database(make_sqlite("kept_keys", SCRIPT))
+    with CheckContext(schema, question, evidence=evidence) as c:
+        assert labels_for_shown_keys(c, sql) is None
