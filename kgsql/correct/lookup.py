@@ -28,7 +28,7 @@ runs (:func:`labels_through_keys`): ``alignment_id = 'Bad'`` runs and matches
 nothing, since the key holds numbers; it becomes ``alignment_id IN (SELECT id
 FROM alignment WHERE alignment = 'Bad')``.
 
-And a key shown as the answer (:func:`labels_for_shown_keys`, an option): asked
+And a key shown as the answer (:func:`labels_for_shown_keys`): asked
 "what is Abomination's eye colour?", small models answer ``SELECT eye_colour_id
 FROM superhero ...``, a number that means nothing to the person asking. When
 the outer query shows a foreign key into a pure lookup table (its key and one

@@ -14,7 +14,8 @@ same prompt plus a tip often gives the same query. Here:
    and answer wrongly: on PostGIS, lengths/areas/distances of lon/lat geometry
    cast to geography, so they come in metres (``kgsql.correct.units``);
    by default also a key compared with a label compared through its lookup
-   table (``kgsql.correct.lookup``) and dates compared as the text SQLite
+   table, a key into a pure lookup table shown as the answer shown by its
+   label (``kgsql.correct.lookup``) and dates compared as the text SQLite
    stores (``kgsql.correct.dates``); as options, integer ratios divided as reals
    (``kgsql.correct.ratios``), rankings that skip NULL/missing values
    (``kgsql.correct.ranking``) and text literals in their stored spelling
@@ -72,7 +73,7 @@ class LoopOptions:
     rank_known: bool = False     # ranked SELECTs skip NULL / documented missing values (being measured)
     match_literals: bool = False  # text literals in the column's stored spelling ('human' -> 'Human'; measured)
     date_forms: bool = True      # SQLite dates compared as the text they are (strftime('%Y', d) = '2019')
-    key_labels: bool = False     # a lookup key shown as the answer shows its label (eye_colour_id -> colour)
+    key_labels: bool = True      # a lookup key shown as the answer shows its label (eye_colour_id -> colour)
 
 
 #: Rewrites of a failed candidate without a model call, in the order tried: (the LoopOptions switch, the

@@ -62,7 +62,7 @@ class OneCallOptions:
     rank_known: bool = False         # [sql] ORDER BY .. LIMIT skips NULL and documented missing values
     match_literals: bool = False     # [sql] text literals in the column's stored spelling ('human' -> 'Human')
     date_forms: bool = True          # [sql] SQLite dates compared as text (strftime('%Y', d) = '2019', YEAR(d))
-    key_labels: bool = False         # [sql] a lookup key shown as the answer shows its label (eye_colour_id -> colour)
+    key_labels: bool = True          # [sql] a lookup key shown as the answer shows its label (eye_colour_id -> colour)
     max_rounds: int = 3              # [sql] greedy generations at most
     samples: int = 0                 # [sql] sampled candidates voted by result when nothing returned rows
     temperature: float = 0.7         # [sql] for the sampled candidates
