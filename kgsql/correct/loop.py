@@ -47,7 +47,7 @@ from kgsql.correct.lookup import labels_for_shown_keys, labels_through_keys, rep
 from kgsql.correct.ranking import rank_known_values
 from kgsql.correct.ratios import cast_ratios
 from kgsql.correct.repair import repair_joins
-from kgsql.correct.units import geography_units
+from kgsql.correct.units import ellipsoid_units, geography_units
 from kgsql.correct.rules import is_vacuous
 from kgsql.db.isolate import prestart
 from kgsql.errors import KgsqlError
@@ -74,6 +74,7 @@ class LoopOptions:
     match_literals: bool = False  # text literals in the column's stored spelling ('human' -> 'Human'; measured)
     date_forms: bool = True      # SQLite dates compared as the text they are (strftime('%Y', d) = '2019')
     key_labels: bool = True      # a lookup key shown as the answer shows its label (eye_colour_id -> colour)
+    metre_units: bool = False    # SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1); issue 29)
 
 
 #: Rewrites of a failed candidate without a model call, in the order tried: (the LoopOptions switch, the
@@ -88,6 +89,7 @@ REPAIRS: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
 #: new SQL or None). For queries that run and answer wrongly, so no error tip could catch them.
 REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("repair", geography_units),
+    ("metre_units", ellipsoid_units),
     ("lookup_repair", labels_through_keys),
     ("key_labels", labels_for_shown_keys),
     ("ratio_cast", cast_ratios),

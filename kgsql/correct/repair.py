@@ -212,7 +212,7 @@ def rewrite_tree(ctx: CheckContext, sql: str, rewrite: Callable[[exp.Expression]
     tree = tree.copy()
     if not rewrite(tree):
         return None
-    rewritten = tree.sql(dialect=dialect or sqlglot_name(ctx.dialect))
+    rewritten = tree.sql(dialect=dialect or sqlglot_name(ctx.dialect), normalize_functions=False)  # as written
     return rewritten if " ".join(rewritten.split()) != " ".join(sql.split()) else None
 
 

@@ -10,8 +10,10 @@ catch it. The graph knows each geometry column's SRID, so this rule casts
 the arguments to geography, without a model call, before the candidate is
 run. ``ST_DWithin`` is cast too when its radius is a number above 1 (a
 radius of more than a degree, ~111 km, on lon/lat data is meant in metres).
-SpatiaLite needs no such rule: its metre forms are the same functions with
-an extra argument, which the function notes teach.
+SpatiaLite's metre forms are the same functions with an extra argument
+(``GLength(g, 1)``, ``Area(g, 1)``, ``Distance(a, b, 1)``), which the function
+notes teach and small models forget: :func:`ellipsoid_units` adds it on lon/lat
+geometry (an option until measured, issue 29).
 
 The same pass drops SpatiaLite's ``= 1`` after a spatial predicate
 (``ST_Contains(a, b) = 1``): PostGIS predicates return boolean, and
@@ -25,13 +27,13 @@ from typing import Final
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
+from kgsql.correct.repair import rewrite_tree
+from kgsql.schema.geometry_units import GEOGRAPHIC_SRIDS, is_lon_lat
 from kgsql.sql.dialects import dialect_of
 from kgsql.sql.to_postgis import booleans
 
-__all__ = ["GEOGRAPHIC_SRIDS", "geography_units"]
+__all__ = ["GEOGRAPHIC_SRIDS", "ellipsoid_units", "geography_units"]
 
-#: Longitude/latitude reference systems: WGS 84, NAD83, ETRS89, GDA94, CGCS2000.
-GEOGRAPHIC_SRIDS: Final = frozenset({4326, 4269, 4258, 4283, 4490})
 _MEASURES: Final = frozenset({"st_length", "st_area", "st_perimeter", "st_distance"})
 
 
@@ -40,7 +42,7 @@ def _geographic_columns(ctx: CheckContext) -> set[str]:
     names: set[str] = set()
     for table in ctx.schema.tables:
         for column in table.columns:
-            if column.spatial is not None and column.spatial.srid in GEOGRAPHIC_SRIDS and \
+            if column.spatial is not None and is_lon_lat(column.spatial) and \
                     not column.type.lower().startswith("geography"):
                 names |= {column.name.lower(), f"{table.name}.{column.name}".lower()}
     return names
@@ -91,3 +93,37 @@ def geography_units(ctx: CheckContext, sql: str) -> str | None:
     if compared.sql(dialect="postgres") != tree.sql(dialect="postgres"):
         tree, changed = compared, True
     return tree.sql(dialect="postgres", normalize_functions=False) if changed else None
+
+
+#: SpatiaLite measures and how many geometries each takes before its ``use_ellipsoid`` argument.
+_ELLIPSOID_MEASURES: Final = {"glength": 1, "st_length": 1, "area": 1, "st_area": 1, "perimeter": 1,
+                              "st_perimeter": 1, "distance": 2, "st_distance": 2}
+
+
+def _call(node: exp.Func) -> tuple[str, list[exp.Expression]]:
+    """(lower-case function name, its arguments) for sqlglot's named and anonymous functions alike."""
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).lower(), list(node.expressions)
+    return node.sql_name().lower(), [v for v in node.args.values() if isinstance(v, exp.Expression)]
+
+
+def ellipsoid_units(ctx: CheckContext, sql: str) -> str | None:
+    """``sql`` with SpatiaLite's lengths, areas and distances of lon/lat geometry measured on the
+    ellipsoid, in metres (``GLength(Shape)`` -> ``GLength(Shape, 1)``); None when nothing needed it."""
+    if dialect_of(ctx.schema) != "spatialite":
+        return None
+    geographic = _geographic_columns(ctx)
+
+    def in_metres(tree: exp.Expression) -> bool:
+        changed = False
+        for call in list(tree.find_all(exp.Func)):
+            name, args = _call(call)
+            arity = _ELLIPSOID_MEASURES.get(name)
+            if arity is None or len(args) != arity or not all(_on_geographic_data(g, geographic) for g in args):
+                continue
+            written = str(call.this) if isinstance(call, exp.Anonymous) else name
+            call.replace(exp.Anonymous(this=written, expressions=[a.copy() for a in args] + [exp.Literal.number(1)]))
+            changed = True
+        return changed
+
+    return rewrite_tree(ctx, sql, in_metres)

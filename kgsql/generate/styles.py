@@ -29,6 +29,9 @@ geometry columns keep their geometry type (``point``), which Spider lacks.
   missing markers in their structured form, ``unit: dollar``,
   ``1 = yes, 0 = no``, ``NULL or 0 = missing``); identical to ``code-values``
   on a schema without descriptions.
+* ``code-measures`` ``code-knowledge`` plus, on each geometry column, what its
+  coordinates are in and how to measure it in metres, derived from its SRID or
+  extent (``-- lon/lat degrees (SRID 4326); length in metres: GLength(Shape, 1)``).
 * ``kg``            kgsql's unified KG-based schema (``render.render_kg_schema``).
 
 ``render_schema(style, schema, example_rows=c)`` adds ACT-SQL's
@@ -38,11 +41,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 from kgsql.generate.render import RenderOptions, render_kg_schema, table_ref
 from kgsql.generate.rows import DEFAULT_MAX_CHARS, render_rows, sample_rows
 from kgsql.registry import Registry
+from kgsql.schema.geometry_units import measure_note
 from kgsql.schema.meanings import ValueMeaning
 from kgsql.schema.model import Column, DatabaseSchema, Table
 
@@ -279,16 +284,19 @@ def _column_note(column: Column, *, data_values_shown: bool = False) -> str:
     return note
 
 
-def _code_knowledge(schema: DatabaseSchema, table: Table) -> str:
+def _code_knowledge(schema: DatabaseSchema, table: Table, *, measures: bool = False) -> str:
     """``code-values`` plus what the graph knows of each column from the database's documentation:
     its description and what its values mean (BIRD's description CSVs, ``ingest --descriptions``,
     a profile), in the same end-of-line comment. A schema without descriptions renders exactly as
-    ``code-values``."""
+    ``code-values``. ``measures``: a geometry column also says what its coordinates are in and how to
+    measure it in metres (:mod:`kgsql.schema.geometry_units`)."""
     lines = _code(schema, table).split("\n")
     out = [lines[0]]
     for line, col in zip(lines[1:], table.columns):
         values = _values_comment(schema, table, col.name)
         note = _column_note(col, data_values_shown=bool(values)).replace("\n", " ")
+        measure = measure_note(col, schema.dialect) if measures else ""
+        note = "; ".join(p for p in (note, measure) if p)
         if note:
             out.append(f"{line} -- {note}" + ("; " + values.removeprefix(" -- ") if values else ""))
         else:
@@ -312,4 +320,6 @@ register_style(SchemaStyle("code-values", table=_code_values, separator="\n\n",
                            description="code representation + values of low-cardinality text columns as comments"))
 register_style(SchemaStyle("code-knowledge", table=_code_knowledge, separator="\n\n",
                            description="code-values + each column's description and value meaning as comments"))
+register_style(SchemaStyle("code-measures", table=partial(_code_knowledge, measures=True), separator="\n\n",
+                           description="code-knowledge + each geometry column's units and metre measure"))
 register_style(SchemaStyle("kg", whole=_kg, description="kgsql unified KG-based schema"))

@@ -59,14 +59,14 @@ def concert(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
 
 
 @pytest.mark.parametrize("style", ["table-column", "create", "create-eoc", "create-eot", "code", "code-values",
-                                   "code-knowledge", "kg"])
+                                   "code-knowledge", "code-measures", "kg"])
 @pytest.mark.parametrize("rows", [0, 3])
 def test_style_golden(concert, style: str, rows: int) -> None:  # type: ignore[no-untyped-def]
     text = render_schema(style, concert, example_rows=rows)
     assert_golden(FIXTURES / f"concert-{style}-rows{rows}.txt", text + "\n")
 
 
-@pytest.mark.parametrize("style", ["create-eot", "code"])
+@pytest.mark.parametrize("style", ["create-eot", "code", "code-measures"])
 def test_spatial_rows_show_wkt(example_db: Path, style: str) -> None:
     schema = read_database(example_db, name="geo")
     text = render_schema(style, schema, example_rows=2)
@@ -76,7 +76,7 @@ def test_spatial_rows_show_wkt(example_db: Path, style: str) -> None:
 
 def test_every_registered_style_has_a_golden_test() -> None:
     assert set(available_styles()) == {"table-column", "create", "create-eoc", "create-eot", "code", "code-values",
-                                       "code-knowledge", "kg"}
+                                       "code-knowledge", "code-measures", "kg"}
 
 
 def test_aliases_and_unknown_style() -> None:

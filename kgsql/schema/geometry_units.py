@@ -1,0 +1,71 @@
+"""What a geometry column's numbers are in, and how to measure it in metres: read from the graph's
+spatial metadata (SRID, extent, geometry type), for any SpatiaLite or PostGIS database.
+
+Small models measure lon/lat geometries in degrees (``GLength(Shape)``) when the
+question wants metres; SSpa's hand-written profiles said "SRID 4326; pass 1 as
+the last argument of Area, GLength or Distance to get metres" for two benchmark
+databases only (issue 29). The SRID (or, without one, an extent inside
++-180/+-90) says whether the coordinates are degrees; the geometry type says
+which measure applies. ``measure_note`` writes it next to the column, in the
+database's own dialect.
+"""
+from __future__ import annotations
+
+from typing import Final
+
+from kgsql.schema.model import Column, SpatialInfo
+
+__all__ = ["GEOGRAPHIC_SRIDS", "is_lon_lat", "measure_note"]
+
+#: Longitude/latitude reference systems: WGS 84, NAD83, ETRS89, GDA94, CGCS2000.
+GEOGRAPHIC_SRIDS: Final = frozenset({4326, 4269, 4258, 4283, 4490})
+
+#: geometry type -> (what is measured in metres, on lon/lat: SpatiaLite, PostGIS; projected: SpatiaLite,
+#: PostGIS); ``{g}``: the column.
+_MEASURES: Final = {
+    "LINESTRING": ("length in metres", "GLength({g}, 1)", "ST_Length({g}::geography)", "GLength({g})",
+                   "ST_Length({g})"),
+    "POLYGON": ("area in square metres", "Area({g}, 1)", "ST_Area({g}::geography)", "Area({g})", "ST_Area({g})"),
+    "POINT": ("distance in metres", "Distance({g}, other, 1)", "ST_Distance({g}::geography, other::geography)",
+              "Distance({g}, other)", "ST_Distance({g}, other)"),
+}
+
+
+def is_lon_lat(info: SpatialInfo) -> bool | None:
+    """True: longitude/latitude degrees; False: projected (metres, as a rule); None: unknown."""
+    if info.srid is not None and info.srid > 0:
+        return info.srid in GEOGRAPHIC_SRIDS
+    if info.extent and len(info.extent) == 4:
+        min_x, min_y, max_x, max_y = info.extent
+        return -180 <= min_x <= max_x <= 180 and -90 <= min_y <= max_y <= 90
+    return None
+
+
+def _base_type(geometry_type: str) -> str:
+    kind = geometry_type.upper().removeprefix("MULTI").split()[0] if geometry_type else ""
+    return kind.rstrip("ZM") if kind not in _MEASURES else kind
+
+
+def measure_note(column: Column, dialect: str = "sqlite") -> str:
+    """``lon/lat degrees (SRID 4326); length in metres: GLength(Shape, 1)`` for a geometry column, or
+    "" when the column is not spatial or its units are unknown."""
+    info = column.spatial
+    if info is None:
+        return ""
+    lon_lat = is_lon_lat(info)
+    if lon_lat is None:
+        return ""
+    srid = f"SRID {info.srid}" if info.srid else "no SRID"
+    measure = _MEASURES.get(_base_type(info.geometry_type))
+    postgis = dialect == "postgres"
+    if lon_lat:
+        units = f"lon/lat degrees ({srid})"
+        if measure is None:
+            return units
+        form = measure[2] if postgis else measure[1]
+        return f"{units}; {measure[0]}: {form.format(g=column.name)}"
+    units = f"projected coordinates ({srid}), in the projection's units (metres, as a rule)"
+    if measure is None:
+        return units
+    form = measure[4] if postgis else measure[3]
+    return f"{units}; {measure[0].split(' in ')[0]}: {form.format(g=column.name)}"
