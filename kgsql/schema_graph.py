@@ -52,9 +52,11 @@ class SchemaGraph:
         profile: str | os.PathLike[str] | None = None,
         force: bool = False,
         discover_joins: str = "auto",
+        shipped_profiles: bool = True,
     ) -> IngestReport:
         """Ingest a SQLite file or folder; unchanged databases are left as they are.
-        ``discover_joins``: auto | on | off (joins found in the data, ``kgsql.ingest.discover``)."""
+        ``discover_joins``: auto | on | off (joins found in the data, ``kgsql.ingest.discover``);
+        ``shipped_profiles``: False uses no profile shipped with kgsql."""
         return ingest(
             self.store,
             source,
@@ -63,6 +65,7 @@ class SchemaGraph:
             profile_path=Path(profile) if profile else None,
             force=force,
             discover_joins=discover_joins,
+            shipped_profiles=shipped_profiles,
         )
 
     def learn(self, question: str, sql: str, *, db: str) -> dict[str, Any]:

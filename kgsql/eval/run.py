@@ -96,6 +96,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-ctx", type=int, default=8192, help="local model context length")
     parser.add_argument("--graph", default=None, help="Bolt URI of the schema graph (default: embedded)")
     parser.add_argument("--graph-prefix", default="", help="prefix for database names in the graph")
+    parser.add_argument("--no-profiles", action="store_true",
+                        help="ingest without the profiles shipped with kgsql (profiles/: hand-written knowledge "
+                             "of two spatial benchmark databases), as a user's own database is; graph names "
+                             "start with bare_")
     parser.add_argument("--out", type=Path, default=None, help="run folder (default runs/<dataset>-<method>)")
     parser.add_argument("--timeout", type=float, default=None,
                         help="SQL timeout in seconds, for scoring and the method's own execution (default "
@@ -266,7 +270,8 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
                 say(f"{dataset.name} {dataset.split}: {len(missing)} of {len(examples)} selected questions "
                     f"have no database file ({', '.join(sorted({e.db_id for e in missing})[:8])}"
                     f"{', ...' if len({e.db_id for e in missing}) > 8 else ''}); they are logged unscored")
-            names = ingest_databases(graph, dataset, {e.db_id for e in examples}, prefix=args.graph_prefix, log=say)
+            names = ingest_databases(graph, dataset, {e.db_id for e in examples}, prefix=args.graph_prefix, log=say,
+                                     shipped_profiles=not args.no_profiles)
             check_no_leakage(graph, names, examples)
             fixed_pool = load_pool(args, dataset) if args.protocol == "single" else None
             for method, shots in plan:

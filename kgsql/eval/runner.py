@@ -125,10 +125,13 @@ def graph_name(dataset: Dataset, db_id: str, prefix: str = "") -> str:
 
 
 def ingest_databases(graph: Any, dataset: Dataset, db_ids: Iterable[str], *, prefix: str = "",
-                     log: Callable[[str], None] | None = None) -> dict[str, str]:
+                     log: Callable[[str], None] | None = None, shipped_profiles: bool = True) -> dict[str, str]:
     """Ingest the databases the run needs; returns db_id -> graph name (present files only).
 
-    Ingest is idempotent (unchanged databases are skipped), so every run calls it."""
+    Ingest is idempotent (unchanged databases are skipped), so every run calls it. Without
+    ``shipped_profiles`` the names start with ``bare_``: the same database with and without a
+    profile's knowledge are two graph databases, never one rewritten by turns."""
+    prefix = prefix if shipped_profiles else f"bare_{prefix}"
     names: dict[str, str] = {}
     for db_id in sorted(set(db_ids)):
         path = dataset.db_path(db_id)
@@ -138,7 +141,7 @@ def ingest_databases(graph: Any, dataset: Dataset, db_ids: Iterable[str], *, pre
         find = dataset.benchmark.description_folder
         descriptions = find(dataset.root, dataset.split, db_id) if find is not None else None
         t0 = time.perf_counter()
-        report = graph.ingest(path, name=name, descriptions=descriptions)
+        report = graph.ingest(path, name=name, descriptions=descriptions, shipped_profiles=shipped_profiles)
         if log is not None and not getattr(report, "unchanged", 0):
             log(f"ingested {db_id} as '{name}' ({time.perf_counter() - t0:.1f} s)")
         names[db_id] = name

@@ -66,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(without it such an ingest is refused; the same engine's database is always updated)")
     p.add_argument("--descriptions", type=Path, help="folder of BIRD-style <table>.csv column descriptions")
     p.add_argument("--profile", type=Path, help="YAML ingestion profile (see profiles/README.md)")
+    p.add_argument("--no-shipped-profiles", action="store_true",
+                   help="use no profile shipped with kgsql (the database and the files beside it only)")
     p.add_argument("--graph", type=graph_uri_argument,
                    help="Bolt URI of a Neo4j-compatible server (bolt://, bolt+s://, neo4j://...; "
                    "default: KGSQL_GRAPH_URI or embedded)")
@@ -174,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
                 report=report,
                 keep_going=keep_going,
                 discover_joins=args.discover_joins,
+                shipped_profiles=not args.no_shipped_profiles,
             )
         _refuse_same_names(schemas)
         report.read_seconds = time.perf_counter() - t_read

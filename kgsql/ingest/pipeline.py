@@ -96,6 +96,7 @@ def read_sources(
     report: IngestReport | None = None,
     keep_going: bool = False,
     discover_joins: str = "auto",
+    shipped_profiles: bool = True,
 ) -> list[DatabaseSchema]:
     """Phase one: read and enrich every database under ``source`` (no graph writes).
 
@@ -104,7 +105,8 @@ def read_sources(
     read is recorded there (``report.fail``) and skipped; otherwise the first
     error is raised. ``discover_joins`` (auto | on | off): add the joins found in
     the data (``kgsql.ingest.discover``); auto where the declared keys are too few
-    to connect the tables.
+    to connect the tables. ``shipped_profiles``: False reads the database and the files beside it
+    only, never a profile shipped with kgsql (what a user's own database gets; issue 29).
     """
     if sample_rows < 1:
         raise InputError(f"sample_rows must be a positive number of rows, not {sample_rows}")
@@ -124,7 +126,7 @@ def read_sources(
         try:
             schema = read_database(target, name, sample_rows=sample_rows)
             enriched = enrich(schema, target.path, descriptions_dir=descriptions_dir, profile_path=profile_path,
-                              warn=warn, source_name=target.name)
+                              warn=warn, source_name=target.name, use_shipped_profiles=shipped_profiles)
             found = add_discovered_joins(enriched, target.path if target.engine == "sqlite" else target.url,
                                          discover_joins)
         except KgsqlError as exc:
@@ -157,6 +159,7 @@ def ingest(
     keep_going: bool = False,
     discover_joins: str = "auto",
     replace: bool = False,
+    shipped_profiles: bool = True,
 ) -> IngestReport:
     """Read every database under ``source`` then write each into ``store``.
 
@@ -177,6 +180,7 @@ def ingest(
         report=report,
         keep_going=keep_going,
         discover_joins=discover_joins,
+        shipped_profiles=shipped_profiles,
     )
     report.read_seconds = time.perf_counter() - t0
     write_schemas(store, schemas, report, force=force, progress=progress, keep_going=keep_going, replace=replace)

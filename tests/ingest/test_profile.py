@@ -434,3 +434,13 @@ def test_profile_mismatch_reasons() -> None:
     assert "no table 'frmp'" in profile_mismatch(schools(), wrong)  # type: ignore[operator]
     right = Profile(database="california_schools", tables={"FRPM": TableProfile("FRPM")})
     assert profile_mismatch(schools(), right) is None
+
+
+def test_no_shipped_profiles_reads_the_database_alone(example_db) -> None:
+    """What a user's own database gets (issue 29: every spatial number also without the shipped profiles)."""
+    from kgsql.ingest.pipeline import read_sources
+
+    [schema] = read_sources(example_db, shipped_profiles=False)
+    assert schema.description == "" and not schema.derived  # the profile's
+    assert schema.table("cities").column("is_capital").value_explanation.startswith("1 = capital")  # files beside it
+    assert schema.table("cities").column("Location").spatial.srid == 4326  # the database's own metadata stays
