@@ -19,6 +19,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 pytest_plugins = ["strict_skips"]  # KGSQL_STRICT_TESTS=1 (.ci/run): a skip for a missing install fails
 
 
+def pytest_report_header() -> str:
+    from timing import load_factor
+
+    return f"kgsql: wall-clock bounds scaled by the load factor {load_factor():.2f} (tests/timing.py)"
+
+
 @pytest.fixture(scope="session")
 def graph_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Folder of the embedded ArcadeDB server started for this test session."""

@@ -27,6 +27,7 @@ from kgsql.db.budget import Budget, row_bytes
 from kgsql.db.connect import open_database, sqlite_heap_limits, sqlite_memory_highwater, sqlite_memory_used
 from kgsql.db.guard import QueryResult, SQLQueryError, execute_query
 from kgsql.errors import UnsafeSQLError
+from timing import scaled
 
 BUDGET_MB = 64
 TIMEOUT_S = 0.5
@@ -149,7 +150,7 @@ def _detonate(conn: Any, sql: str) -> None:
         except (UnsafeSQLError, SQLQueryError) as exc:
             outcome = exc
     elapsed = time.monotonic() - started
-    assert elapsed <= 2 * TIMEOUT_S, f"{elapsed:.2f}s > 2x timeout: {sql} -> {outcome!r}"
+    assert elapsed <= scaled(2 * TIMEOUT_S), f"{elapsed:.2f}s > 2x timeout: {sql} -> {outcome!r}"
     assert rss.growth <= budget.total, f"RSS grew {rss.growth / MB:.0f} MB: {sql} -> {outcome!r}"
     if heap_before is not None:
         heap_growth = sqlite_memory_highwater() - heap_before
