@@ -58,7 +58,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Callable, Final, Literal
 
 from kgsql.db.authorizer import READ_ONLY_PRAGMAS, make_authorizer
 from kgsql.db.budget import (
@@ -223,6 +223,25 @@ class _SchemaNeedsTrust(Exception):
     """
 
 
+class _Deadline:
+    """The query's deadline as SQLite's progress handler sees it.
+
+    Kept as an object (not a closure) so the helpers that classify an error
+    can ask whether it was the deadline that stopped the statement.
+    """
+
+    def __init__(self) -> None:
+        self.at = float("inf")  # set just before the statement runs
+        self.timed_out = False
+
+    def on_progress(self) -> int:
+        """SQLite's progress handler: non-zero stops the statement once the deadline has passed."""
+        if time.monotonic() > self.at:
+            self.timed_out = True
+            return 1
+        return 0
+
+
 def _run_guarded(
     conn: Connection,
     statement: str,
@@ -242,104 +261,38 @@ def _run_guarded(
     """
     previous_query_only = conn.execute("PRAGMA query_only").fetchone()[0] if restore else None
     denied: list[str] = []
-    timed_out = False
-
-    def on_progress() -> int:
-        nonlocal timed_out
-        if time.monotonic() > deadline:
-            timed_out = True
-            return 1
-        return 0
-
-    try:
-        conn.enable_load_extension(False)
-    except AttributeError:  # pragma: no cover - sqlite3 built without extension support
-        pass
+    deadline = _Deadline()
+    _disable_extension_loading(conn)
     conn.execute("PRAGMA query_only = ON")
     undo_settings = harden_for_query(conn, budget, trust_schema)
-    token = id(on_progress)
+    token = id(deadline)
     heap_limited = False
     watchdog: Watchdog | None = None
     cursor = None
-    columns: list[str] = []
-    rows: list[tuple[Any, ...]] = []
-    truncated_by: Literal["", "rows", "bytes"] = ""
-
-    def resource_error(message: str) -> QueryResourceError:
-        return QueryResourceError(message, budget_bytes=budget.total, sql=statement)
-
     try:
         heap_limited = heap_acquire(token, budget.heap)
-        deadline = time.monotonic() + timeout_s
-        watchdog = Watchdog(conn, deadline, MemoryGrowth(), budget.watch)
+        deadline.at = time.monotonic() + timeout_s
+        watchdog = Watchdog(conn, deadline.at, MemoryGrowth(), budget.watch)
         conn.set_authorizer(make_authorizer(denied))
-        conn.set_progress_handler(on_progress, PROGRESS_STEPS)
+        conn.set_progress_handler(deadline.on_progress, PROGRESS_STEPS)
         started = time.perf_counter()
         watchdog.start()
         try:
             cursor = conn.cursor()
-            if explain_only:
-                cursor.execute("EXPLAIN " + statement)
-                raise _unsafe("SQLite accepts this statement but sqlglot cannot parse it; rewrite it in plain SQLite SQL")
-            cursor.execute(statement)
-            columns = [d[0] for d in cursor.description or ()]
-            size = 0
-            for row in cursor if cursor.description else ():
-                if len(rows) >= max_rows:
-                    truncated_by = "rows"
-                    break
-                size += row_bytes(row)
-                if size > budget.result:
-                    truncated_by = "bytes"
-                    break
-                rows.append(tuple(row))
-            row = None
+            columns, rows, truncated_by = _execute_and_fetch(cursor, statement, max_rows, budget, explain_only)
         except BaseException:
-            rows.clear()  # the traceback keeps this frame, so drop the fetched rows now
-            row = None
             watchdog.stop()
             raise
     except MemoryError as exc:
-        raise resource_error(f"out of memory{': ' + str(exc) if str(exc) else ''}") from exc
+        raise _resource_error(f"out of memory{': ' + str(exc) if str(exc) else ''}", budget, statement) from exc
     except (sqlite3.Warning, sqlite3.ProgrammingError) as exc:
-        if "one statement" in str(exc):  # Python's sqlite3 found a second statement
-            raise _unsafe(f"SQLite refused the statement: {exc}") from exc
-        raise SQLQueryError("other", str(exc), sql=statement) from exc  # e.g. unbound ? parameters
+        raise _interface_error(exc, statement) from exc
     except sqlite3.DatabaseError as exc:
-        message = str(exc)
-        kind, name = classify_sqlite_error(message)
-        refused = "SQLite authorizer denied " + (", ".join(dict.fromkeys(denied)) or "an action")
-        if message in _AUTH_MESSAGES or message.startswith("not authorized to use"):
-            raise _unsafe(refused) from exc
-        unsafe_use = _UNSAFE_USE.match(message.strip())
-        if unsafe_use and not is_allowed_function(unsafe_use.group("name")):
-            raise _unsafe(f"the database schema calls {unsafe_use.group('name')}(), which is not allowed") from exc
-        if unsafe_use and not trust_schema:
-            raise _SchemaNeedsTrust(message) from exc
-        if watchdog is not None and watchdog.fired == "memory":
-            raise resource_error("process memory grew past the budget") from exc
-        if timed_out or (watchdog is not None and watchdog.fired == "timeout"):
-            raise QueryTimeoutError(timeout_s, sql=statement) from exc
-        if kind == "resource":
-            raise resource_error(message) from exc
-        if "readonly" in message.replace(" ", "").lower():
-            raise _unsafe(f"attempt to write a read-only database: {message}") from exc
-        if denied and kind == "other":  # e.g. a SpatiaLite function failing on a denied write
-            raise _unsafe(f"{refused} ({message})") from exc
-        raise SQLQueryError(kind, message, name=name, sql=statement) from exc
+        raise _database_error(exc, statement, denied, trust_schema=trust_schema, watchdog=watchdog,
+                              deadline=deadline, timeout_s=timeout_s, budget=budget) from exc
     finally:
-        if watchdog is not None:
-            watchdog.stop()
-        if cursor is not None:
-            cursor.close()
-        conn.set_progress_handler(None, PROGRESS_STEPS)
-        conn.set_authorizer(None)
-        if heap_limited:
-            heap_release(token)
-        if restore:
-            undo_settings()
-            if not previous_query_only:
-                conn.execute("PRAGMA query_only = OFF")
+        _clean_up(conn, watchdog, cursor, heap_token=token if heap_limited else None,
+                  undo_settings=undo_settings if restore else None, previous_query_only=previous_query_only)
     return QueryResult(
         columns=columns,
         rows=rows,
@@ -348,3 +301,124 @@ def _run_guarded(
         sql=statement,
         truncated_by=truncated_by,
     )
+
+
+def _disable_extension_loading(conn: Connection) -> None:
+    """Switch off extension loading while user SQL runs (layer 4): only kgsql's setup loads SpatiaLite."""
+    try:
+        conn.enable_load_extension(False)
+    except AttributeError:  # pragma: no cover - sqlite3 built without extension support
+        pass
+
+
+def _execute_and_fetch(
+    cursor: sqlite3.Cursor, statement: str, max_rows: int, budget: Budget, explain_only: bool
+) -> tuple[list[str], list[tuple[Any, ...]], Literal["", "rows", "bytes"]]:
+    """Run the statement and fetch its rows up to ``max_rows`` and the budget's result bytes.
+
+    Its own function so that the guard's setup and cleanup read as one piece;
+    on any failure the rows fetched so far are dropped at once, since the
+    traceback keeps this frame alive.
+    """
+    columns: list[str] = []
+    rows: list[tuple[Any, ...]] = []
+    truncated_by: Literal["", "rows", "bytes"] = ""
+    try:
+        if explain_only:
+            cursor.execute("EXPLAIN " + statement)
+            raise _unsafe("SQLite accepts this statement but sqlglot cannot parse it; rewrite it in plain SQLite SQL")
+        cursor.execute(statement)
+        columns = [d[0] for d in cursor.description or ()]
+        size = 0
+        for row in cursor if cursor.description else ():
+            if len(rows) >= max_rows:
+                truncated_by = "rows"
+                break
+            size += row_bytes(row)
+            if size > budget.result:
+                truncated_by = "bytes"
+                break
+            rows.append(tuple(row))
+        row = None
+    except BaseException:
+        rows.clear()  # the traceback keeps this frame, so drop the fetched rows now
+        row = None
+        raise
+    return columns, rows, truncated_by
+
+
+def _resource_error(message: str, budget: Budget, statement: str) -> QueryResourceError:
+    """A QueryResourceError for ``statement`` that names the query's memory budget."""
+    return QueryResourceError(message, budget_bytes=budget.total, sql=statement)
+
+
+def _interface_error(exc: sqlite3.Warning | sqlite3.ProgrammingError, statement: str) -> Exception:
+    """The guard's error for a statement Python's sqlite3 module refused before SQLite ran it."""
+    if "one statement" in str(exc):  # Python's sqlite3 found a second statement
+        return _unsafe(f"SQLite refused the statement: {exc}")
+    return SQLQueryError("other", str(exc), sql=statement)  # e.g. unbound ? parameters
+
+
+def _database_error(
+    exc: sqlite3.DatabaseError,
+    statement: str,
+    denied: list[str],
+    *,
+    trust_schema: bool,
+    watchdog: Watchdog | None,
+    deadline: _Deadline,
+    timeout_s: float,
+    budget: Budget,
+) -> Exception:
+    """The guard's error for SQLite's: a refusal, a schema needing trust, a limit hit, or a plain SQL error.
+
+    The checks run in this order: the authorizer's refusal first, so no other
+    reading of the message can hide it.
+    """
+    message = str(exc)
+    kind, name = classify_sqlite_error(message)
+    refused = "SQLite authorizer denied " + (", ".join(dict.fromkeys(denied)) or "an action")
+    if message in _AUTH_MESSAGES or message.startswith("not authorized to use"):
+        return _unsafe(refused)
+    unsafe_use = _UNSAFE_USE.match(message.strip())
+    if unsafe_use and not is_allowed_function(unsafe_use.group("name")):
+        return _unsafe(f"the database schema calls {unsafe_use.group('name')}(), which is not allowed")
+    if unsafe_use and not trust_schema:
+        return _SchemaNeedsTrust(message)
+    if watchdog is not None and watchdog.fired == "memory":
+        return _resource_error("process memory grew past the budget", budget, statement)
+    if deadline.timed_out or (watchdog is not None and watchdog.fired == "timeout"):
+        return QueryTimeoutError(timeout_s, sql=statement)
+    if kind == "resource":
+        return _resource_error(message, budget, statement)
+    if "readonly" in message.replace(" ", "").lower():
+        return _unsafe(f"attempt to write a read-only database: {message}")
+    if denied and kind == "other":  # e.g. a SpatiaLite function failing on a denied write
+        return _unsafe(f"{refused} ({message})")
+    return SQLQueryError(kind, message, name=name, sql=statement)
+
+
+def _clean_up(
+    conn: Connection,
+    watchdog: Watchdog | None,
+    cursor: sqlite3.Cursor | None,
+    *,
+    heap_token: int | None,
+    undo_settings: Callable[[], None] | None,
+    previous_query_only: Any,
+) -> None:
+    """Undo what :func:`_run_guarded` set up, in every path: stop the watchdog, close the cursor, drop the
+    handlers, give back the heap allowance and, on a caller's connection (``undo_settings`` given), restore
+    its settings and ``query_only``."""
+    if watchdog is not None:
+        watchdog.stop()
+    if cursor is not None:
+        cursor.close()
+    conn.set_progress_handler(None, PROGRESS_STEPS)
+    conn.set_authorizer(None)
+    if heap_token is not None:
+        heap_release(heap_token)
+    if undo_settings is not None:
+        undo_settings()
+        if not previous_query_only:
+            conn.execute("PRAGMA query_only = OFF")

@@ -218,8 +218,23 @@ def parse_profile(data: Any, *, source: str = "<profile>", base_dir: str | os.Pa
     language = check.text(data, "language", "") or "en"
     if language not in LANGUAGES:
         raise check.fail(data, "language", "language", f"must be one of {', '.join(LANGUAGES)}, got '{language}'")
+    paths = _parse_paths(check, data, Path(base_dir))
+    tables = _parse_tables(check, data)
+    derived = _parse_derived(check, data)
+    return Profile(
+        database=database,
+        description=check.text(data, "description", ""),
+        descriptions_dir=paths["descriptions_dir"],
+        region_csv=paths["region_csv"],
+        language=language,
+        tables=tables,
+        derived=derived,
+        path=None,
+    )
 
-    base = Path(base_dir)
+
+def _parse_paths(check: _Checker, data: _Map, base: Path) -> dict[str, Path | None]:
+    """``descriptions_dir`` (a folder) and ``region_csv`` (a file), resolved against ``base``; each must exist."""
     paths: dict[str, Path | None] = {}
     for key, want_dir in (("descriptions_dir", True), ("region_csv", False)):
         raw = check.text(data, key, "")
@@ -232,7 +247,11 @@ def parse_profile(data: Any, *, source: str = "<profile>", base_dir: str | os.Pa
             what = "folder" if want_dir else "file"
             raise check.fail(data, key, key, f"{what} not found: {resolved}")
         paths[key] = resolved
+    return paths
 
+
+def _parse_tables(check: _Checker, data: _Map) -> dict[str, TableProfile]:
+    """The ``tables`` section: one TableProfile per table, names unique ignoring case."""
     tables: dict[str, TableProfile] = {}
     tables_map = check.mapping(data.get("tables"), data, "tables", "tables")
     seen_tables: dict[str, str] = {}
@@ -251,7 +270,11 @@ def parse_profile(data: Any, *, source: str = "<profile>", base_dir: str | os.Pa
             geo_description=check.text(tbody, "geo_description", kp),
             columns=_parse_columns(check, tbody, kp),
         )
+    return tables
 
+
+def _parse_derived(check: _Checker, data: _Map) -> tuple[DerivedExpression, ...]:
+    """The ``derived`` list: named expressions, names unique ignoring case, each parsing as SQL."""
     derived_raw = data.get("derived")
     if derived_raw is not None and not isinstance(derived_raw, list):
         raise check.fail(data, "derived", "derived", f"expected a list, got {_kind(derived_raw)}")
@@ -275,17 +298,7 @@ def parse_profile(data: Any, *, source: str = "<profile>", base_dir: str | os.Pa
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise check.fail(body, "expression", f"{kp}.expression", f"not a valid SQL expression: {first}") from exc
         derived.append(entry)
-
-    return Profile(
-        database=database,
-        description=check.text(data, "description", ""),
-        descriptions_dir=paths["descriptions_dir"],
-        region_csv=paths["region_csv"],
-        language=language,
-        tables=tables,
-        derived=tuple(derived),
-        path=None,
-    )
+    return tuple(derived)
 
 
 def _parse_columns(check: _Checker, table_body: _Map, table_kp: str) -> dict[str, ColumnProfile]:

@@ -29,9 +29,12 @@ import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from kgsql.errors import KgsqlError
+
+if TYPE_CHECKING:
+    from kgsql.eval.datasets.base import Dataset, Example
 
 __all__ = ["main", "same_rows"]
 
@@ -60,7 +63,8 @@ def _rows(db: str, sql: str, timeout_s: float) -> tuple[list[tuple[Any, ...]] | 
         return None, str(exc).splitlines()[0][:200]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, apart from the run so that :func:`main` reads as the benchmark's steps."""
     p = argparse.ArgumentParser(prog="python -m kgsql.lab.postgis_questions", description=__doc__.split("\n\n")[0])
     p.add_argument("--data-dir", type=Path, required=True, help="the spatial dataset's folder")
     p.add_argument("--split", default="dataset1")
@@ -70,18 +74,114 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=120.0)
     p.add_argument("--out", type=Path, default=Path("postgis_questions.json"),
                    help="the report; OUT.jsonl beside it keeps each question's record, so a stopped run resumes")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def _load_and_ingest(graph: Any, url: str, sqlite_file: Path, lite_name: str, pg_name: str) -> float:
+    """Copy the SpatiaLite database into PostGIS at ``url`` and ingest both copies; the copy's seconds."""
+    from kgsql.lab.load_engine import load
+
+    t0 = time.perf_counter()
+    load(sqlite_file, url)
+    load_s = time.perf_counter() - t0
+    # both get the database's shipped profile by their source's name (rewritten for PostGIS there)
+    graph.ingest(sqlite_file, name=lite_name, force=True)
+    report = graph.ingest(url, name=pg_name, force=True)
+    for line in report.warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    return load_s
+
+
+def _engine_methods(data: Dataset, db: str, graph: Any, lm: Any) -> dict[str, Any]:
+    """The default method per engine, each with SSpa's cross-fold examples in its own SQL."""
+    from kgsql.fewshot.pool import ExamplePool
+    from kgsql.methods import build
+    from kgsql.sql.to_postgis import to_postgis
+
+    # SSpa's cross-fold examples: the split's other databases; for PostGIS their SQL rewritten for it
+    lite_pool = ExamplePool.from_dataset(data, exclude_dbs=[db])
+    pg_pool = ExamplePool([replace(e, sql=to_postgis(e.sql)) for e in lite_pool.examples],
+                          name=f"{lite_pool.name}-postgis", schemas=lite_pool.schemas)
+    return {"spatialite": build("kgsql", graph, lm, lite_pool), "postgis": build("kgsql", graph, lm, pg_pool)}
+
+
+def _gold_rows(item: Example, sqlite_file: Path, timeout: float) -> tuple[list[tuple[Any, ...]] | None, str, bool]:
+    """The rows of the first gold SQL that runs on the SpatiaLite file, its last error, and whether order counts."""
+    from kgsql.eval.metrics import order_matters
+
+    gold_rows: list[tuple[Any, ...]] | None = None
+    gold_error, ordered = "", False
+    for gold in item.gold:
+        gold_rows, gold_error = _rows(str(sqlite_file), gold, timeout)
+        if gold_rows is not None:
+            ordered = order_matters(gold)
+            break
+    return gold_rows, gold_error, ordered
+
+
+def _question_record(item: Example, methods: dict[str, Any], targets: Sequence[tuple[str, str, str]],
+                     sqlite_file: Path, timeout: float) -> dict[str, Any]:
+    """One question asked on every engine in ``targets`` (engine, graph name, database), scored against gold."""
+    from kgsql.eval.runner import evidence_for
+
+    gold_rows, gold_error, ordered = _gold_rows(item, sqlite_file, timeout)
+    record: dict[str, Any] = {"id": item.id, "question": item.question, "gold": item.gold[0],
+                              "gold_error": gold_error, "gold_rows": (gold_rows or [])[:3]}
+    for engine, name, db in targets:
+        t1 = time.perf_counter()
+        answer = methods[engine].ask(item.question, db=name, evidence=evidence_for(item))
+        rows, error = _rows(db, answer.sql, timeout) if answer.sql else (None, answer.error or "")
+        right = gold_rows is not None and rows is not None and same_rows(gold_rows, rows, ordered=ordered)
+        record[engine] = {"sql": answer.sql, "correct": right, "error": error, "rows": (rows or [])[:3],
+                          "seconds": round(time.perf_counter() - t1, 2)}
+    record["postgis"]["uses_postgis"] = bool(re.search(r"\bST_\w+\s*\(|::geography",
+                                                       record["postgis"]["sql"] or "", re.I))
+    return record
+
+
+def _answer_all(items: Sequence[Example], methods: dict[str, Any], targets: Sequence[tuple[str, str, str]],
+                sqlite_file: Path, timeout: float, progress_file: Path) -> list[dict[str, Any]]:
+    """Every question's record, resumable: each is appended to ``progress_file`` as it is done; a rerun skips those."""
+    records = [json.loads(line) for line in progress_file.read_text(encoding="utf-8").splitlines()
+               if line.strip()] if progress_file.is_file() else []
+    done = {r["id"] for r in records}
+    for n, item in enumerate(items, 1):
+        if item.id in done:
+            continue
+        record = _question_record(item, methods, targets, sqlite_file, timeout)
+        records.append(record)
+        with progress_file.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, default=str) + "\n")
+        print(f"{n}/{len(items)} {item.id}: spatialite {int(record['spatialite']['correct'])} "
+              f"postgis {int(record['postgis']['correct'])}", file=sys.stderr, flush=True)
+    return records
+
+
+def _summary(args: argparse.Namespace, records: Sequence[dict[str, Any]], load_s: float) -> dict[str, Any]:
+    """The report's totals: correct per engine, paired wins and losses, PostGIS function use, failures."""
+    lite = [r["spatialite"]["correct"] for r in records]
+    pg = [r["postgis"]["correct"] for r in records]
+    return {
+        "database": args.db, "split": args.split, "questions": len(records), "load_seconds": round(load_s, 2),
+        "correct_spatialite": sum(lite), "correct_postgis": sum(pg),
+        "postgis_wins": sum(b and not a for a, b in zip(lite, pg)),
+        "postgis_losses": sum(a and not b for a, b in zip(lite, pg)),
+        "postgis_answers_with_postgis_functions": sum(r["postgis"]["uses_postgis"] for r in records),
+        "postgis_correct_with_postgis_functions": sum(r["postgis"]["uses_postgis"] and r["postgis"]["correct"]
+                                                      for r in records),
+        "postgis_queries_that_fail": sum(bool(r["postgis"]["error"]) for r in records),
+        "spatialite_queries_that_fail": sum(bool(r["spatialite"]["error"]) for r in records),
+        "gold_errors": sum(bool(r["gold_error"]) for r in records),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse_args(argv)
 
     from kgsql.eval.datasets.spatial import load_spatial
-    from kgsql.eval.metrics import order_matters
-    from kgsql.eval.runner import evidence_for
-    from kgsql.fewshot.pool import ExamplePool
-    from kgsql.lab.load_engine import load
     from kgsql.lab.pg_cluster import TempCluster
     from kgsql.llm import default_lm
-    from kgsql.methods import build
     from kgsql.schema_graph import SchemaGraph
-    from kgsql.sql.to_postgis import to_postgis
 
     try:
         data = load_spatial(args.data_dir, args.split)
@@ -94,67 +194,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         lm = default_lm()
         with TempCluster() as cluster, SchemaGraph.open() as graph:
             url = cluster.create_database(args.db, postgis=True)
-            t0 = time.perf_counter()
-            load(sqlite_file, url)
-            load_s = time.perf_counter() - t0
             lite_name, pg_name = f"pgq_{args.db}_spatialite", f"pgq_{args.db}_postgis"
-            # both get the database's shipped profile by their source's name (rewritten for PostGIS there)
-            graph.ingest(sqlite_file, name=lite_name, force=True)
-            report = graph.ingest(url, name=pg_name, force=True)
-            for line in report.warnings:
-                print(f"warning: {line}", file=sys.stderr)
-            # SSpa's cross-fold examples: the split's other databases; for PostGIS their SQL rewritten for it
-            lite_pool = ExamplePool.from_dataset(data, exclude_dbs=[args.db])
-            pg_pool = ExamplePool([replace(e, sql=to_postgis(e.sql)) for e in lite_pool.examples],
-                                  name=f"{lite_pool.name}-postgis", schemas=lite_pool.schemas)
-            methods = {"spatialite": build("kgsql", graph, lm, lite_pool), "postgis": build("kgsql", graph, lm, pg_pool)}
-            # resumable: each question's record is appended to OUT.jsonl as it is done; a rerun skips those
-            progress_file = args.out.with_suffix(".jsonl")
-            records = [json.loads(line) for line in progress_file.read_text(encoding="utf-8").splitlines()
-                       if line.strip()] if progress_file.is_file() else []
-            done = {r["id"] for r in records}
-            for n, item in enumerate(items, 1):
-                if item.id in done:
-                    continue
-                gold_rows, gold_error = None, ""
-                for gold in item.gold:
-                    gold_rows, gold_error = _rows(str(sqlite_file), gold, args.timeout)
-                    if gold_rows is not None:
-                        ordered = order_matters(gold)
-                        break
-                record: dict[str, Any] = {"id": item.id, "question": item.question, "gold": item.gold[0],
-                                          "gold_error": gold_error, "gold_rows": (gold_rows or [])[:3]}
-                for engine, name, db in (("spatialite", lite_name, str(sqlite_file)), ("postgis", pg_name, url)):
-                    t1 = time.perf_counter()
-                    answer = methods[engine].ask(item.question, db=name, evidence=evidence_for(item))
-                    rows, error = _rows(db, answer.sql, args.timeout) if answer.sql else (None, answer.error or "")
-                    right = gold_rows is not None and rows is not None and same_rows(gold_rows, rows, ordered=ordered)
-                    record[engine] = {"sql": answer.sql, "correct": right, "error": error, "rows": (rows or [])[:3],
-                                      "seconds": round(time.perf_counter() - t1, 2)}
-                record["postgis"]["uses_postgis"] = bool(re.search(r"\bST_\w+\s*\(|::geography",
-                                                                   record["postgis"]["sql"] or "", re.I))
-                records.append(record)
-                with progress_file.open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(record, default=str) + "\n")
-                print(f"{n}/{len(items)} {item.id}: spatialite {int(record['spatialite']['correct'])} "
-                      f"postgis {int(record['postgis']['correct'])}", file=sys.stderr, flush=True)
+            load_s = _load_and_ingest(graph, url, sqlite_file, lite_name, pg_name)
+            methods = _engine_methods(data, args.db, graph, lm)
+            targets = (("spatialite", lite_name, str(sqlite_file)), ("postgis", pg_name, url))
+            records = _answer_all(items, methods, targets, sqlite_file, args.timeout, args.out.with_suffix(".jsonl"))
     except KgsqlError as exc:
         print(f"kgsql.lab.postgis_questions: error: {exc}", file=sys.stderr)
         return 1
-    lite = [r["spatialite"]["correct"] for r in records]
-    pg = [r["postgis"]["correct"] for r in records]
-    summary = {
-        "database": args.db, "split": args.split, "questions": len(records), "load_seconds": round(load_s, 2),
-        "correct_spatialite": sum(lite), "correct_postgis": sum(pg),
-        "postgis_wins": sum(b and not a for a, b in zip(lite, pg)),
-        "postgis_losses": sum(a and not b for a, b in zip(lite, pg)),
-        "postgis_answers_with_postgis_functions": sum(r["postgis"]["uses_postgis"] for r in records),
-        "postgis_correct_with_postgis_functions": sum(r["postgis"]["uses_postgis"] and r["postgis"]["correct"]
-                                                      for r in records),
-        "postgis_queries_that_fail": sum(bool(r["postgis"]["error"]) for r in records),
-        "spatialite_queries_that_fail": sum(bool(r["spatialite"]["error"]) for r in records),
-        "gold_errors": sum(bool(r["gold_error"]) for r in records),
-    }
+    summary = _summary(args, records, load_s)
     print(json.dumps(summary, indent=2))
     args.out.write_text(json.dumps({"summary": summary, "records": records}, indent=1, default=str), encoding="utf-8")
     return 0

@@ -205,6 +205,17 @@ def build_server(tools: GraphTools) -> Any:
         return CallToolResult(content=[TextContent(type="text", text=without_surrogates(answer.text))],
                               structured_content=structured, is_error=answer.error)
 
+    tool_fns = _tool_functions(tools, reply)
+    _add_lookup_tools(server, tool_fns, read_only)
+    _add_schema_resource_and_prompt(server, tools)
+    server.add_tool(tool_fns["ask"], name="ask", annotations=read_only, structured_output=False,
+                    description="Answer a question about database `db` in words: kgsql's default method writes "
+                                "the SQL with the local or configured LLM and runs it read-only.")
+    return server
+
+
+def _tool_functions(tools: GraphTools, reply: Callable[[ToolReply], Any]) -> dict[str, Callable[..., Any]]:
+    """The tool functions by name: their signatures are what the SDK turns into each tool's input schema."""
     # Return annotations stay ``Any``: the SDK evaluates them in this module's globals.
     def ListDatabases() -> Any:  # noqa: N802 - tool names are the paper's
         return reply(tools.run("ListDatabases"))
@@ -230,18 +241,27 @@ def build_server(tools: GraphTools) -> Any:
     def ask(question: str, db: str) -> Any:
         return reply(tools.run("ask", db, question=question))
 
-    for fn in (ListDatabases, DescribeTable, SearchColumn, SearchValue, FindShortestPath):
-        spec = TOOL_SPECS[fn.__name__]
-        where = "" if fn is ListDatabases else " `db`: a database name from ListDatabases."
-        server.add_tool(fn, name=spec.name, description=spec.description + where, annotations=read_only,
+    fns = (ListDatabases, ListTables, DescribeTable, SearchColumn, SearchValue, FindShortestPath, ExecuteSQL, ask)
+    return {fn.__name__: fn for fn in fns}
+
+
+def _add_lookup_tools(server: Any, tool_fns: dict[str, Callable[..., Any]], read_only: Any) -> None:
+    """Register every tool but ``ask``: the agent's lookups with their own descriptions, ListTables, ExecuteSQL."""
+    for tool in ("ListDatabases", "DescribeTable", "SearchColumn", "SearchValue", "FindShortestPath"):
+        spec = TOOL_SPECS[tool]
+        where = "" if tool == "ListDatabases" else " `db`: a database name from ListDatabases."
+        server.add_tool(tool_fns[tool], name=spec.name, description=spec.description + where, annotations=read_only,
                         structured_output=False)
-    server.add_tool(ListTables, name="ListTables", annotations=read_only, structured_output=False,
+    server.add_tool(tool_fns["ListTables"], name="ListTables", annotations=read_only, structured_output=False,
                     description="The tables of database `db` with their row counts and descriptions.")
-    server.add_tool(ExecuteSQL, name="ExecuteSQL", annotations=read_only, structured_output=False,
+    server.add_tool(tool_fns["ExecuteSQL"], name="ExecuteSQL", annotations=read_only, structured_output=False,
                     description=f"{TOOL_SPECS['ExecuteSQL'].description} Returns the first `limit` rows "
                                 f"(default {DEFAULT_LIMIT}, at most {MAX_LIMIT}) as text and as structured content "
                                 f"{{columns, rows, truncated}}. `db`: a database name from ListDatabases.")
 
+
+def _add_schema_resource_and_prompt(server: Any, tools: GraphTools) -> None:
+    """Register the resource ``kgsql://{db}/schema`` and the prompt ``explore``, both over the schema text."""
     @server.resource("kgsql://{db}/schema", name="schema", mime_type="text/plain",
                      description="A database's schema as kgsql writes it for a model: CREATE TABLE statements "
                                  "with each column's description, value meanings and values.")
@@ -257,7 +277,3 @@ def build_server(tools: GraphTools) -> Any:
         return (f"You can query the database '{db}' with the kgsql tools (read-only). Its schema:\n\n"
                 f"{tools.schema_text(db)}\n\nLook up what you need with SearchColumn, SearchValue and "
                 f"FindShortestPath, check queries with ExecuteSQL.{ask_line}")
-    server.add_tool(ask, name="ask", annotations=read_only, structured_output=False,
-                    description="Answer a question about database `db` in words: kgsql's default method writes "
-                                "the SQL with the local or configured LLM and runs it read-only.")
-    return server
