@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import graphlib
 from pathlib import Path
 
 import kgsql
@@ -33,7 +34,19 @@ def part_of(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def imports(path: Path) -> list[str]:
+def module_name(path: Path) -> str:
+    """``kgsql/db/guard.py`` -> ``kgsql.db.guard``; a package's ``__init__.py`` is the package itself."""
+    parts = ("kgsql", *path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in sorted(ROOT.rglob("*.py"))}
+
+
+def imports(path: Path, *, root: bool = False) -> list[str]:
+    """The kgsql modules ``path`` imports anywhere in the file (inside functions too). ``from pkg import name``
+    imports ``pkg`` and, when ``name`` is a module, ``pkg.name`` as well. ``root``: ``kgsql`` itself counts too
+    (``from kgsql import __version__``; the layer rule leaves it out)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     out = []
     for node in ast.walk(tree):
@@ -41,7 +54,8 @@ def imports(path: Path) -> list[str]:
             out += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out.append(node.module)
-    return [m for m in out if m.startswith("kgsql.")]
+            out += [f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in MODULES]
+    return [m for m in out if m.startswith("kgsql.") or (root and m == "kgsql")]
 
 
 def test_every_part_of_kgsql_has_a_layer() -> None:
@@ -59,3 +73,13 @@ def test_no_import_reaches_up() -> None:
             if other in LAYER and LAYER[other] > LAYER[me]:
                 upward.append(f"{path.relative_to(ROOT)} imports {module}")
     assert upward == []
+
+
+def test_no_import_cycle() -> None:
+    graph = {name: {m for m in imports(path, root=True) if m in MODULES and m != name}
+             for name, path in MODULES.items()}
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        cycle = exc.args[1][::-1]  # graphlib lists each module before the one that imports it
+        raise AssertionError("import cycle: " + " imports ".join(cycle)) from None

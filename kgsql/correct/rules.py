@@ -13,7 +13,15 @@ import logging
 
 from dataclasses import dataclass, replace
 
-from kgsql.correct import empty, functions, names, other, syntax, timeouts, unsafe, values
+# the rule modules themselves, not through kgsql.correct: its __init__ imports this module
+import kgsql.correct.empty as empty
+import kgsql.correct.functions as functions
+import kgsql.correct.names as names
+import kgsql.correct.other as other
+import kgsql.correct.syntax as syntax
+import kgsql.correct.timeouts as timeouts
+import kgsql.correct.unsafe as unsafe
+import kgsql.correct.values as values
 from kgsql.correct.context import CheckContext, EmptyRule, ErrorRule
 from kgsql.correct.tip import Tip
 from kgsql.db.guard import QueryResult, SQLQueryError

@@ -2,6 +2,7 @@
 
 Generated SQL must only ever run through :func:`execute_query`.
 """
+from kgsql.db import engines as _engines, guard as _guard
 from kgsql.db.connect import is_spatial_database, open_database
 from kgsql.db.guard import (
     QueryResult,
@@ -20,3 +21,6 @@ __all__ = [
     "open_database",
     "validate_query",
 ]
+
+# The guard runs SQLite itself and every other engine's query through kgsql.db.engines, which imports the guard.
+_guard.run_on_engine = _engines.execute

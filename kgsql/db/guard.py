@@ -81,6 +81,7 @@ from kgsql.db.sql_errors import (
     classify_sqlite_error,
 )
 from kgsql.db.statement import MAX_SQL_CHARS, _unsafe, split_statements, validate_query
+from kgsql.db.target import engine_of
 from kgsql.errors import UnsafeSQLError
 
 __all__ = [
@@ -105,6 +106,10 @@ PROGRESS_STEPS: Final = 2_000
 #: Memory budget of one query in MiB when ``execute_query`` gets no ``memory_mb``
 #: (read at call time, so assigning it changes the default for every caller).
 MEMORY_MB: float = 512.0
+#: Runs a query on a database that is not SQLite (PostgreSQL, DuckDB): :func:`kgsql.db.engines.execute`,
+#: handed in by :mod:`kgsql.db` when the package loads. Passed in, not imported: the engines import this
+#: module (:class:`QueryResult`, :data:`MEMORY_MB`), so importing them here would make an import cycle.
+run_on_engine: Callable[..., QueryResult] | None = None
 
 
 @dataclass(frozen=True)
@@ -171,11 +176,10 @@ def execute_query(
     if max_bytes is not None and max_bytes < 0:
         raise ValueError("max_bytes must be >= 0")
     budget = Budget.of(memory_mb, max_bytes)
-    if isinstance(db, (str, os.PathLike)):
-        from kgsql.db import engines
-
-        if engines.engine_of(db) != "sqlite":  # PostgreSQL, DuckDB: their own read-only run
-            return engines.execute(db, sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=budget.result)
+    if isinstance(db, (str, os.PathLike)) and engine_of(db) != "sqlite":  # PostgreSQL, DuckDB: their own read-only run
+        if run_on_engine is None:  # Python loads kgsql/db/__init__.py, which hands it in, before this module
+            raise RuntimeError("kgsql.db.guard.run_on_engine is unset: import kgsql.db, not the guard alone")
+        return run_on_engine(db, sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=budget.result)
     try:
         statement = validate_query(sql)
         parse_failed = False

@@ -32,8 +32,8 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 from kgsql.errors import DatabaseFileError, InputError
 from kgsql.secrets import MASK, redact_uri
 
-__all__ = ["ENGINES", "Engine", "Target", "available", "file_engine", "header_engine", "is_url", "parse_target", "require_file_engine",
-           "with_password"]
+__all__ = ["ENGINES", "Engine", "Target", "available", "engine_of", "file_engine", "header_engine", "is_url",
+           "parse_target", "require_file_engine", "with_password"]
 
 Engine = Literal["sqlite", "postgres", "duckdb"]
 #: Engine names, which are also sqlglot's dialect names for them.
@@ -163,6 +163,16 @@ def _postgres_target(text: str) -> Target:
     password = unquote(parts.password) if parts.password else None
     return Target(engine="postgres", url=url, display=redact_uri(url), name=dbname,
                   password=None if password == MASK else password)
+
+
+def engine_of(db: object) -> str:
+    """"sqlite", "postgres" or "duckdb" for a database name (cheap: no file system access)."""
+    if isinstance(db, (str, os.PathLike)):
+        text = os.fspath(db)
+        if is_url(text):
+            return parse_target(text).engine
+        return "duckdb" if Path(text).suffix.lower() in DUCKDB_SUFFIXES else "sqlite"
+    return "sqlite"  # an open SQLite connection
 
 
 def file_engine(path: str | os.PathLike[str]) -> Engine | None:

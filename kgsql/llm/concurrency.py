@@ -8,21 +8,27 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from kgsql.llm.base import LM, Completion, Messages
+_T = TypeVar("_T", covariant=True)
+
+
+class Completes(Protocol[_T]):
+    """What :func:`complete_many` needs of a model: :class:`kgsql.llm.base.LM`'s ``complete``. A protocol, not
+    ``LM`` itself, because ``LM.complete_many`` calls this module (importing ``LM`` here would make a cycle)."""
+
+    def complete(self, messages: Any, *, step: str | None = None, **params: Any) -> _T: ...
 
 
 def complete_many(
-    lm: "LM",
-    batch: Sequence["Messages"],
+    lm: Completes[_T],
+    batch: Sequence[Any],
     *,
     max_workers: int = 4,
     step: str | None = None,
     return_exceptions: bool = False,
     **params: Any,
-) -> list["Completion | BaseException"]:
+) -> list[_T | BaseException]:
     """Run ``lm.complete`` over ``batch`` with a thread pool of ``max_workers``.
 
     With ``return_exceptions=False`` the first failure (in input order) is
@@ -38,7 +44,7 @@ def complete_many(
             pool.submit(contextvars.copy_context().run, lm.complete, msgs, step=step, **params)
             for msgs in batch
         ]
-        results: list[Completion | BaseException] = []
+        results: list[_T | BaseException] = []
         for i, fut in enumerate(futures):
             try:
                 results.append(fut.result())

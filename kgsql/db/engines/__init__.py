@@ -13,28 +13,17 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-from pathlib import Path
 from typing import Any, Final
 
 from kgsql.db.engines.base import Engine
 from kgsql.db.guard import QueryResult
-from kgsql.db.target import DUCKDB_SUFFIXES, Target, is_url, parse_target
+from kgsql.db.target import Target, engine_of, parse_target
 from kgsql.schema.model import DatabaseSchema
 
 __all__ = ["CatalogConnection", "Engine", "catalog_connection", "close_all", "engine_for", "engine_of", "execute", "read_schema", "text_values"]
 
 _OPEN: dict[str, Engine] = {}
 _LOCK: Final = threading.Lock()
-
-
-def engine_of(db: object) -> str:
-    """"sqlite", "postgres" or "duckdb" for a database name (cheap: no file system access)."""
-    if isinstance(db, (str, os.PathLike)):
-        text = os.fspath(db)
-        if is_url(text):
-            return parse_target(text).engine
-        return "duckdb" if Path(text).suffix.lower() in DUCKDB_SUFFIXES else "sqlite"
-    return "sqlite"  # an open SQLite connection
 
 
 def engine_for(db: str | os.PathLike[str] | Target) -> Engine:

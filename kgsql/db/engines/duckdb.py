@@ -63,7 +63,7 @@ READ_ONLY_CONFIG: Final[dict[str, Any]] = {
 def connection_config() -> dict[str, Any]:
     """:data:`READ_ONLY_CONFIG` plus the memory limit and thread count, read at connect time (the guard's
     budget may have been changed); locked with the rest, so no query can raise them."""
-    from kgsql.db import guard
+    import kgsql.db.guard as guard
 
     return {**READ_ONLY_CONFIG, "memory_limit": f"{max(1, int(guard.MEMORY_MB * MEMORY_SHARE))}MB",
             "threads": THREADS}

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from kgsql.errors import InputError
+from kgsql.registry import Registry
 
 
 @dataclass
@@ -64,9 +65,7 @@ class Dataset:
     @property
     def benchmark(self) -> Benchmark:
         """The registered benchmark named ``name`` (its pool, graph-name and protocol rules)."""
-        from kgsql.eval.datasets.registry import get_benchmark
-
-        return get_benchmark(self.name)
+        return BENCHMARKS.get(self.name)
 
     def __len__(self) -> int:
         return len(self.examples)
@@ -128,6 +127,12 @@ class Benchmark:
         params = inspect.signature(self.loader).parameters
         return {k: v for k, v in given.items()
                 if v is not None and k in params and params[k].kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+#: Registered benchmarks by name, in registration order (the order of ``--dataset`` choices), filled through
+#: :mod:`kgsql.eval.datasets.registry`; kept here so :attr:`Dataset.benchmark` can look a name up without
+#: importing the registry, which imports this module.
+BENCHMARKS: Registry[Benchmark] = Registry("dataset", error=InputError)
 
 
 # --------------------------------------------------------------------------- loader helpers

@@ -8,12 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from kgsql.errors import InputError
-from kgsql.eval.datasets.base import Benchmark, Dataset
-from kgsql.registry import Registry
-
-#: Registered benchmarks by name, in registration order (the order of ``--dataset`` choices).
-BENCHMARKS: Registry[Benchmark] = Registry("dataset", error=InputError)
+from kgsql.eval.datasets.base import BENCHMARKS, Benchmark, Dataset  # BENCHMARKS: the store, defined beside Dataset
 
 
 def register_benchmark(benchmark: Benchmark) -> Benchmark:

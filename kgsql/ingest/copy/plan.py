@@ -98,7 +98,7 @@ def plan_tables(tables: list[SourceTable], engine: str, *, fold: bool, text_date
             _check_name(cname, engine, seen_cols, f"column {st.name}.{sc.name!r}")
             raw = [row[k] for row in st.rows]
             if sc.geometry is not None:
-                logical, reason = geometry_logical(sc, st.geometry_rows.get(k, []))
+                logical, reason = geometry_logical(sc.geometry, st.geometry_rows.get(k, []))
                 converted = [None if wkb is None else (bytes(wkb), srid)
                              for wkb, srid, _t in st.geometry_rows.get(k, [])]
                 if reason:

@@ -14,10 +14,7 @@ import decimal
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
-
-if TYPE_CHECKING:
-    from kgsql.ingest.copy.source import SourceColumn
+from typing import Any, Final
 
 __all__ = ["GEOMETRY_NAMES", "Logical", "geometry_logical", "plan_type", "sqlite_affinity"]
 
@@ -191,15 +188,19 @@ def _iso_kind(texts: Sequence[str]) -> str:
     return ""
 
 
-def geometry_logical(col: SourceColumn, rows: list[tuple[Any, Any, Any]]) -> tuple[Logical, str]:
-    """The PostGIS type of a geometry column: its values' single type and SRID, else the registered ones."""
+def geometry_logical(registered: tuple[str, int | None] | None,
+                     rows: list[tuple[Any, Any, Any]]) -> tuple[Logical, str]:
+    """The PostGIS type of a geometry column: its values' single type and SRID, else the registered ones.
+
+    ``registered`` is the column's :attr:`~kgsql.ingest.copy.source.SourceColumn.geometry` (passed in: the
+    source module imports this one)."""
     def split(name: str) -> tuple[str, str]:
         parts = str(name).upper().split()
         base = re.sub(r"(Z|M|ZM)$", "", parts[0]) if parts[0] not in GEOMETRY_NAMES else parts[0]
         dims = _DIMS.get(parts[1] if len(parts) > 1 else parts[0][len(base):], "")
         return base, dims
 
-    reg_type, reg_srid = col.geometry or ("GEOMETRY", None)
+    reg_type, reg_srid = registered or ("GEOMETRY", None)
     seen = {split(t) for _wkb, _srid, t in rows if t}
     srids = {int(s) for wkb, s, _t in rows if wkb is not None and s is not None}
     note = ""
