@@ -122,8 +122,8 @@ def build(name: str, graph: Any, lm: Any, pool: Any = SHIPPED_EXAMPLES, *, retri
     one-call methods) the shipped examples the default was measured with (``kgsql.fewshot.shipped``);
     ``None``: taught examples, else zero-shot. ``follow_ingest``: for a method kept warm (the service,
     the MCP server), each question checks whether its database was re-ingested and reads it again."""
-    fallback = shipped_pool() if pool is SHIPPED_EXAMPLES else None
-    pool = None if pool is SHIPPED_EXAMPLES else pool
+    shipped = pool is SHIPPED_EXAMPLES
+    pool = None if shipped else pool
     spec = get_method(name)
     known = {f.name for f in fields(spec.options)}
     unknown = sorted(set(overrides) - known)
@@ -134,6 +134,7 @@ def build(name: str, graph: Any, lm: Any, pool: Any = SHIPPED_EXAMPLES, *, retri
     if isinstance(options, AgentOptions):
         return AgentMethod(graph, lm, options, retriever=retriever, encoder=encoder, follow_ingest=follow_ingest)
     if isinstance(options, OneCallOptions):
+        fallback = shipped_pool() if shipped else None  # only the one-call methods show them
         return StagedMethod.one_call(graph, lm, options, pool=pool, fallback_pool=fallback, retriever=retriever,
                                      encoder=encoder, follow_ingest=follow_ingest)
     return Text2SQL(graph, lm, retriever=retriever, options=options, pool=pool, encoder=encoder,

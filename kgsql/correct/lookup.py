@@ -177,7 +177,8 @@ def labels_through_keys(ctx: CheckContext, sql: str) -> str | None:
 
 
 #: Words by which a question asks for keys themselves ("the ids of ...", "the colour code").
-_ASKS_FOR_KEYS = ("id", "ids", "identifier", "identifiers", "code", "codes", "number", "numbers", "key", "keys")
+_ASKS_FOR_KEYS = frozenset({"id", "ids", "identifier", "identifiers", "code", "codes", "number", "numbers", "key",
+                            "keys"})
 
 
 def _pure_lookup_label(schema: DatabaseSchema, fk: ForeignKey) -> Column | None:
@@ -191,7 +192,7 @@ def _pure_lookup_label(schema: DatabaseSchema, fk: ForeignKey) -> Column | None:
 
 def _asks_for_key(text: str, key: str) -> bool:
     words = {w.strip("?.,;:'\"()").lower() for w in text.split()}
-    return key.lower() in text.lower() or bool(words & set(_ASKS_FOR_KEYS))
+    return key.lower() in text.lower() or bool(words & _ASKS_FOR_KEYS)
 
 
 def labels_for_shown_keys(ctx: CheckContext, sql: str) -> str | None:

@@ -76,9 +76,7 @@ def geography_units(ctx: CheckContext, sql: str) -> str | None:
     tree = tree.copy()
     changed = False
     for call in list(tree.find_all(exp.Func)):
-        name = (str(call.this) if isinstance(call, exp.Anonymous) else call.sql_name()).lower()
-        args = list(call.expressions) if isinstance(call, exp.Anonymous) else [  # e.g. sqlglot's StDistance
-            v for v in call.args.values() if isinstance(v, exp.Expression)]
+        name, args = _call(call)
         if name not in _MEASURES | {"st_dwithin"} or not args:
             continue
         geoms = args[:2] if name in ("st_distance", "st_dwithin") else args[:1]
@@ -101,7 +99,8 @@ _ELLIPSOID_MEASURES: Final = {"glength": 1, "st_length": 1, "area": 1, "st_area"
 
 
 def _call(node: exp.Func) -> tuple[str, list[exp.Expression]]:
-    """(lower-case function name, its arguments) for sqlglot's named and anonymous functions alike."""
+    """(lower-case function name, its arguments) for sqlglot's named (e.g. ``StDistance``) and anonymous
+    functions alike."""
     if isinstance(node, exp.Anonymous):
         return str(node.this).lower(), list(node.expressions)
     return node.sql_name().lower(), [v for v in node.args.values() if isinstance(v, exp.Expression)]

@@ -20,13 +20,13 @@ __all__ = ["GEOGRAPHIC_SRIDS", "is_lon_lat", "measure_note"]
 #: Longitude/latitude reference systems: WGS 84, NAD83, ETRS89, GDA94, CGCS2000.
 GEOGRAPHIC_SRIDS: Final = frozenset({4326, 4269, 4258, 4283, 4490})
 
-#: geometry type -> (what is measured in metres, on lon/lat: SpatiaLite, PostGIS; projected: SpatiaLite,
+#: geometry type -> (the measure, its metre unit, on lon/lat: SpatiaLite, PostGIS; projected: SpatiaLite,
 #: PostGIS); ``{g}``: the column.
 _MEASURES: Final = {
-    "LINESTRING": ("length in metres", "GLength({g}, 1)", "ST_Length({g}::geography)", "GLength({g})",
+    "LINESTRING": ("length", "metres", "GLength({g}, 1)", "ST_Length({g}::geography)", "GLength({g})",
                    "ST_Length({g})"),
-    "POLYGON": ("area in square metres", "Area({g}, 1)", "ST_Area({g}::geography)", "Area({g})", "ST_Area({g})"),
-    "POINT": ("distance in metres", "Distance({g}, other, 1)", "ST_Distance({g}::geography, other::geography)",
+    "POLYGON": ("area", "square metres", "Area({g}, 1)", "ST_Area({g}::geography)", "Area({g})", "ST_Area({g})"),
+    "POINT": ("distance", "metres", "Distance({g}, other, 1)", "ST_Distance({g}::geography, other::geography)",
               "Distance({g}, other)", "ST_Distance({g}, other)"),
 }
 
@@ -58,14 +58,11 @@ def measure_note(column: Column, dialect: str = "sqlite") -> str:
     srid = f"SRID {info.srid}" if info.srid else "no SRID"
     measure = _MEASURES.get(_base_type(info.geometry_type))
     postgis = dialect == "postgres"
-    if lon_lat:
-        units = f"lon/lat degrees ({srid})"
-        if measure is None:
-            return units
-        form = measure[2] if postgis else measure[1]
-        return f"{units}; {measure[0]}: {form.format(g=column.name)}"
-    units = f"projected coordinates ({srid}), in the projection's units (metres, as a rule)"
+    units = (f"lon/lat degrees ({srid})" if lon_lat
+             else f"projected coordinates ({srid}), in the projection's units (metres, as a rule)")
     if measure is None:
         return units
-    form = measure[4] if postgis else measure[3]
-    return f"{units}; {measure[0].split(' in ')[0]}: {form.format(g=column.name)}"
+    what, unit, *forms = measure
+    form = forms[(0 if lon_lat else 2) + (1 if postgis else 0)]
+    return f"{units}; {what} in {unit}: {form.format(g=column.name)}" if lon_lat else \
+        f"{units}; {what}: {form.format(g=column.name)}"
