@@ -26,59 +26,33 @@
   schema, where they cost nothing that could have been cached.
 
 Formats only arrange text; what goes in (schema style, rows, which
-examples, CoT or not) is decided by the method options.
+examples, CoT or not) is decided by the method options. The sections are
+declared once in ``kgsql.generate.parts``; a format is an ordering of them
+plus how it writes messages, and registering a format that leaves a declared
+part out fails (``parts.check_order``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable
 
-from kgsql.registry import Registry
+from kgsql.generate.parts import PART_NAMES, PromptParts, Shot, check_order, part
 from kgsql.llm.base import Message
 from kgsql.prompts.templates import join_sections
+from kgsql.registry import Registry
 
 __all__ = [
-    "Shot", "PromptParts", "FormattedPrompt", "register_format", "get_format", "available_formats",
-    "format_prompt", "ACT_SYSTEM", "DAIL_QUESTION",
+    "Shot", "PromptParts", "FormattedPrompt", "QuestionFormat", "register_format", "get_format",
+    "available_formats", "format_prompt", "ACT_SYSTEM", "DAIL_QUESTION",
 ]
 
 ACT_SYSTEM = "Given the database schema, you need to translate the question into the SQL query."
 DAIL_QUESTION = "Answer the following with no explanation: {question}\nSELECT"
 DAIL_SCHEMA = "/* Given the following database schema: */"
-DAIL_EXAMPLES = "/* Some SQL examples are provided based on similar problems: */"
-LEAD_EXAMPLES = "/* Some SQL examples of common kinds of questions: */"
-HINTS_TITLE = "Hints from the database"
 COT_TRIGGER = "Let's think step by step."
 
-
-@dataclass(frozen=True)
-class Shot:
-    """One few-shot example as the prompt shows it.
-
-    ``answer`` is the SQL or its auto-CoT; ``schema`` the example's own database
-    rendered like the target's ("" in DAIL's SQL-only organisation)."""
-
-    question: str
-    answer: str
-    schema: str = ""
-
-
-@dataclass(frozen=True)
-class PromptParts:
-    """Everything a question format may place; empty parts are left out."""
-
-    question: str
-    schema: str
-    shots: tuple[Shot, ...] = ()
-    system: str = ""      # SDBMS line, e.g. "You are an expert in the SpatiaLite ..."
-    knowledge: str = ""   # SDBMS function explanations
-    geo: str = ""         # geographic descriptions of the tables
-    evidence: str = ""
-    tips: str = ""        # schema tips from failed attempts
-    cot: bool = False     # the shots' answers are chains of thought
-    hints: str = ""       # graph-derived hints (values the question names, join conditions)
-    lead_shots: tuple[Shot, ...] = ()  # examples the same for every question: first, before anything else
-    shots_per_question: bool = False  # ``shots`` were chosen for this question (``shared-first`` keeps them last)
+#: Parts a format's writer places itself (as messages, or around the titled sections).
+FRAME = frozenset({"lead_shots", "shots", "schema", "question"})
 
 
 @dataclass(frozen=True)
@@ -89,12 +63,35 @@ class FormattedPrompt:
     suffix: str = ""
 
 
-QuestionFormat = Callable[[PromptParts], FormattedPrompt]
+Writer = Callable[[PromptParts, tuple[str, ...]], FormattedPrompt]
+
+
+@dataclass(frozen=True)
+class QuestionFormat:
+    """A question format: the parts in ``order`` written by ``write``; ``by_lasts`` sorts the
+    order (stably) by how long each part stays the same in the prompt at hand."""
+
+    name: str
+    order: tuple[str, ...]
+    write: Writer
+    by_lasts: bool = False
+
+    def __post_init__(self) -> None:
+        check_order(self.name, self.order)
+
+    def __call__(self, parts: PromptParts) -> FormattedPrompt:
+        order = self.order
+        if self.by_lasts:
+            order = tuple(sorted(order, key=lambda name: parts.lasts(part(name))))
+        return self.write(parts, order)
+
+
 FORMATS: Registry[QuestionFormat] = Registry("question format", sorted_names=True)
 
 
-def register_format(name: str, fn: QuestionFormat) -> QuestionFormat:
-    return FORMATS.register(name, fn)
+def register_format(name: str, write: Writer, order: tuple[str, ...], *, by_lasts: bool = False) -> QuestionFormat:
+    """Registers ``write`` under ``name`` placing ``order`` (every declared part, or a PartOrderError)."""
+    return FORMATS.register(name, QuestionFormat(name, order, write, by_lasts))
 
 
 def available_formats() -> list[str]:
@@ -109,11 +106,11 @@ def format_prompt(name: str, parts: PromptParts) -> FormattedPrompt:
     return get_format(name)(parts)
 
 
+# --------------------------------------------------------------------------- DAIL's comment layout
+
+
 def _comment_section(title: str, body: str) -> str:
     return f"/* {title}: */\n{body.strip()}" if body.strip() else ""
-
-
-# --------------------------------------------------------------------------- DAIL / SSpa
 
 
 def _dail_shot(shot: Shot) -> str:
@@ -123,64 +120,31 @@ def _dail_shot(shot: Shot) -> str:
     return f"{DAIL_SCHEMA}\n{shot.schema.strip()}\n\n{qa}" if shot.schema.strip() else qa
 
 
-def _examples(parts: PromptParts) -> str:
-    return _shots_section(DAIL_EXAMPLES, parts.shots)
-
-
 def _shots_section(title: str, shots: tuple[Shot, ...]) -> str:
-    return title + "\n" + "\n\n".join(_dail_shot(s) for s in shots) if shots else ""
+    return f"/* {title}: */\n" + "\n\n".join(_dail_shot(s) for s in shots) if shots else ""
 
 
-def _continue_select(parts: PromptParts, *sections: str) -> FormattedPrompt:
-    """One user message: the lead examples, ``sections`` (empty ones left out), then the DAIL
-    question ending in SELECT. Lead examples come first in every layout: they are the same for
-    every question, so a prefix-caching server reads them once for the whole run."""
-    body = join_sections(_shots_section(LEAD_EXAMPLES, parts.lead_shots), *sections,
-                         DAIL_QUESTION.format(question=parts.question))
+def _comment_part(name: str, parts: PromptParts) -> str:
+    """One part in DAIL's layout: SQL comments as titles, the schema as DDL, the question ending in SELECT."""
+    if name in ("shots", "lead_shots"):
+        return _shots_section(part(name).title, getattr(parts, name))
+    if name == "schema":
+        return f"{DAIL_SCHEMA}\n{parts.schema.strip()}"
+    if name == "question":
+        return DAIL_QUESTION.format(question=parts.question)
+    return _comment_section(part(name).title, getattr(parts, name))
+
+
+def continue_select(parts: PromptParts, order: tuple[str, ...]) -> FormattedPrompt:
+    """One user message of the parts in ``order`` (empty ones left out), ending in the DAIL question's
+    SELECT, which the model continues; the SDBMS line, if any, as the system message."""
+    body = join_sections(*(_comment_part(name, parts) for name in order))
     messages: list[Message] = [{"role": "system", "content": parts.system}] if parts.system.strip() else []
     messages.append({"role": "user", "content": body})
     return FormattedPrompt(messages, "SELECT")
 
 
-def dail_format(parts: PromptParts) -> FormattedPrompt:
-    return _continue_select(
-        parts,
-        _comment_section("Spatial functions", parts.knowledge),
-        _examples(parts),
-        f"{DAIL_SCHEMA}\n{parts.schema.strip()}",
-        _comment_section("Geographic descriptions of the tables", parts.geo),
-        _comment_section(HINTS_TITLE, parts.hints),
-        _comment_section("Evidence", parts.evidence),
-        _comment_section("Schema tips", parts.tips),
-    )
-
-
-def _database_sections(parts: PromptParts) -> tuple[str, ...]:
-    """The database's schema and geography (the same for all its questions), then the spatial
-    function notes, which are chosen per question and so end what can be cached."""
-    return (f"{DAIL_SCHEMA}\n{parts.schema.strip()}",
-            _comment_section("Geographic descriptions of the tables", parts.geo),
-            _comment_section("Spatial functions", parts.knowledge))
-
-
-def _question_sections(parts: PromptParts) -> tuple[str, ...]:
-    """What changes with every question (and every correction round)."""
-    return (_comment_section(HINTS_TITLE, parts.hints),
-            _comment_section("Evidence", parts.evidence),
-            _comment_section("Schema tips", parts.tips))
-
-
-def schema_first_format(parts: PromptParts) -> FormattedPrompt:
-    return _continue_select(parts, *_database_sections(parts), _examples(parts), *_question_sections(parts))
-
-
-def shared_first_format(parts: PromptParts) -> FormattedPrompt:
-    if parts.shots_per_question:
-        return schema_first_format(parts)
-    return _continue_select(parts, _examples(parts), *_database_sections(parts), *_question_sections(parts))
-
-
-# --------------------------------------------------------------------------- ACT-SQL
+# --------------------------------------------------------------------------- ACT-SQL's plain layout
 
 
 def _act_user(schema: str, question: str) -> str:
@@ -190,34 +154,38 @@ def _act_user(schema: str, question: str) -> str:
     return f"Database schema:\n{schema.strip()}\n\nQuestion: {question}"
 
 
-def _extras(parts: PromptParts) -> str:
-    return join_sections(
-        f"Spatial functions:\n{parts.knowledge.strip()}" if parts.knowledge.strip() else "",
-        f"Geographic descriptions of the tables:\n{parts.geo.strip()}" if parts.geo.strip() else "",
-        f"Evidence: {parts.evidence.strip()}" if parts.evidence.strip() else "",
-        f"Schema tips:\n{parts.tips.strip()}" if parts.tips.strip() else "",
-    )
+def _plain_sections(parts: PromptParts, order: tuple[str, ...]) -> str:
+    """The titled parts in ``order`` as ``Title:\nbody`` (``Title: body`` when inline), empty ones left out."""
+    sections = []
+    for name in order:
+        body = "" if name in FRAME else getattr(parts, name).strip()
+        if body:
+            p = part(name)
+            sections.append(f"{p.title}: {body}" if p.inline else f"{p.title}:\n{body}")
+    return join_sections(*sections)
 
 
-def chat_format(parts: PromptParts) -> FormattedPrompt:
+def chat(parts: PromptParts, order: tuple[str, ...]) -> FormattedPrompt:
+    """ACT-SQL's chat prompt: a user/assistant pair per example, then the schema, the titled parts and the question."""
     system = ACT_SYSTEM if not parts.system.strip() else f"{parts.system.strip()} {ACT_SYSTEM}"
     messages: list[Message] = [{"role": "system", "content": system}]
     for shot in parts.lead_shots + parts.shots:
         messages.append({"role": "user", "content": _act_user(shot.schema, shot.question)})
         messages.append({"role": "assistant", "content": shot.answer.strip()})
-    extras = _extras(parts)
+    extras = _plain_sections(parts, order)
     schema = parts.schema.strip() + ("\n\n" + extras if extras else "")
     messages.append({"role": "user", "content": _act_user(schema, parts.question)})
     return FormattedPrompt(messages, "")
 
 
-def act_completion_format(parts: PromptParts) -> FormattedPrompt:
+def act_completion(parts: PromptParts, order: tuple[str, ...]) -> FormattedPrompt:
+    """ACT-SQL's prompt for completion models, sent as one user message ending in SELECT (or the CoT trigger)."""
     text = ""
     for shot in parts.lead_shots + parts.shots:
         text += "Given the database schema:\n" + shot.schema.strip() + "\n\n"
         text += "Translate the natural utterance into the SQL query: " + shot.question + "\n"
         text += shot.answer.strip() + "\n"
-    extras = _extras(parts)
+    extras = _plain_sections(parts, order)
     text += "Given the database schema:\n" + parts.schema.strip() + "\n\n" + (extras + "\n" if extras else "")
     text += "Translate the natural utterance into the SQL query: " + parts.question + "\n"
     tail = COT_TRIGGER if parts.cot else "SELECT"
@@ -227,8 +195,13 @@ def act_completion_format(parts: PromptParts) -> FormattedPrompt:
     return FormattedPrompt(messages, tail)
 
 
-register_format("dail", dail_format)
-register_format("schema-first", schema_first_format)
-register_format("shared-first", shared_first_format)
-register_format("chat", chat_format)
-register_format("act-completion", act_completion_format)
+#: DAIL-SQL's order: the examples before the schema, the spatial notes before the examples (SSpa).
+DAIL_ORDER = ("lead_shots", "knowledge", "shots", "schema", "geo", "hints", "evidence", "tips", "question")
+#: ACT-SQL's order: the examples as their own messages, the schema, the titled parts, the question.
+ACT_ORDER = ("lead_shots", "shots", "schema", "knowledge", "geo", "hints", "evidence", "tips", "question")
+
+register_format("dail", continue_select, DAIL_ORDER)
+register_format("schema-first", continue_select, PART_NAMES)
+register_format("shared-first", continue_select, PART_NAMES, by_lasts=True)
+register_format("chat", chat, ACT_ORDER)
+register_format("act-completion", act_completion, ACT_ORDER)

@@ -1,0 +1,56 @@
+"""Prompt parts declared once: every format places every part; a format that leaves one out cannot register."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from kgsql.generate.formats import available_formats, continue_select, format_prompt, register_format
+from kgsql.generate.parts import PART_NAMES, PARTS, Lasts, PartOrderError, PromptParts, Shot
+
+#: A distinct marker in every part, so each one's place in the prompt can be found.
+MARKED = PromptParts(
+    question="QUESTION-MARK", schema="SCHEMA-MARK", shots=(Shot("SHOT-Q", "SELECT 'SHOT-MARK'"),),
+    knowledge="KNOWLEDGE-MARK", geo="GEO-MARK", evidence="EVIDENCE-MARK", tips="TIPS-MARK",
+    hints="HINTS-MARK", lead_shots=(Shot("LEAD-Q", "SELECT 'LEAD_SHOTS-MARK'"),))
+
+
+def _text(name: str, parts: PromptParts) -> str:
+    return "\n".join(m["content"] for m in format_prompt(name, parts).messages)
+
+
+@pytest.mark.parametrize("name", available_formats())
+def test_every_format_places_every_part(name: str) -> None:
+    """Issue 31 defect 1: ``chat`` and ``act-completion`` dropped the graph's hints without a word."""
+    text = _text(name, MARKED)
+    for part in PART_NAMES:
+        assert f"{part.upper()}-MARK" in text, f"{name} drops {part}"
+
+
+@pytest.mark.parametrize("name", ["chat", "act-completion"])
+def test_plain_layouts_title_the_hints(name: str) -> None:
+    text = _text(name, dataclasses.replace(MARKED, shots=(), lead_shots=()))
+    assert "Hints from the database:\nHINTS-MARK" in text
+    assert text.index("GEO-MARK") < text.index("HINTS-MARK") < text.index("EVIDENCE-MARK")
+
+
+def test_a_format_that_leaves_a_part_out_cannot_register() -> None:
+    order = tuple(n for n in PART_NAMES if n != "hints")
+    with pytest.raises(PartOrderError, match="'no-hints' leaves out prompt part\\(s\\): hints"):
+        register_format("no-hints", continue_select, order)
+    assert "no-hints" not in available_formats()
+    with pytest.raises(PartOrderError, match="places twice prompt part\\(s\\): tips"):
+        register_format("twice", continue_select, PART_NAMES + ("tips",))
+    with pytest.raises(PartOrderError, match="names unknown prompt part\\(s\\): units"):
+        register_format("unknown", continue_select, PART_NAMES + ("units",))
+
+
+def test_the_cache_order_is_the_declared_order_and_by_lasts_only_moves_shared_examples() -> None:
+    """``schema-first`` is the declaration order, which never puts a shorter-lived part before a
+    longer-lived one; ``shared-first`` sorts by lasts, so examples the same for every question move up."""
+    assert [p.lasts for p in PARTS] == sorted(p.lasts for p in PARTS)
+    per_question = dataclasses.replace(MARKED, shots_per_question=True)
+    assert _text("shared-first", per_question) == _text("schema-first", per_question)
+    shared = _text("shared-first", MARKED)
+    assert shared.index("LEAD_SHOTS-MARK") < shared.index("SHOT-MARK") < shared.index("SCHEMA-MARK")
+    assert MARKED.lasts(dict((p.name, p) for p in PARTS)["shots"]) is Lasts.RUN
