@@ -15,7 +15,7 @@ from typing import Final
 
 from kgsql.schema.model import Column, SpatialInfo
 
-__all__ = ["GEOGRAPHIC_SRIDS", "is_lon_lat", "measure_note"]
+__all__ = ["GEOGRAPHIC_SRIDS", "base_type", "is_lon_lat", "measure_note"]
 
 #: Longitude/latitude reference systems: WGS 84, NAD83, ETRS89, GDA94, CGCS2000.
 GEOGRAPHIC_SRIDS: Final = frozenset({4326, 4269, 4258, 4283, 4490})
@@ -41,7 +41,8 @@ def is_lon_lat(info: SpatialInfo) -> bool | None:
     return None
 
 
-def _base_type(geometry_type: str) -> str:
+def base_type(geometry_type: str) -> str:
+    """POINT, LINESTRING or POLYGON for a (MULTI)(Z/M) geometry type name; other names upper-cased."""
     kind = geometry_type.upper().removeprefix("MULTI").split()[0] if geometry_type else ""
     return kind.rstrip("ZM") if kind not in _MEASURES else kind
 
@@ -56,7 +57,7 @@ def measure_note(column: Column, dialect: str = "sqlite") -> str:
     if lon_lat is None:
         return ""
     srid = f"SRID {info.srid}" if info.srid else "no SRID"
-    measure = _MEASURES.get(_base_type(info.geometry_type))
+    measure = _MEASURES.get(base_type(info.geometry_type))
     postgis = dialect == "postgres"
     units = (f"lon/lat degrees ({srid})" if lon_lat
              else f"projected coordinates ({srid}), in the projection's units (metres, as a rule)")

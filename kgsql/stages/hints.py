@@ -18,7 +18,11 @@ database" block:
   concept ("eye colour" names ``superhero.eye_colour_id``), with the table it
   leads to and that table's label (``eye colour: join colour on
   superhero.eye_colour_id = colour.id and read colour.colour``) -- exactly the
-  choice the join hints leave out when one lookup table has several keys.
+  choice the join hints leave out when one lookup table has several keys;
+* spatial hints (``spatial_hints``, being measured): how the relevant geometry
+  tables that share no key relate by location (``airports lies inside cities
+  when Within(airports.Location, cities.Shape) = 1``), from their geometry
+  types (:mod:`kgsql.generate.spatial_relations`).
 
 This replaces LLM-written evidence as the default: with small models that
 evidence misled the SQL (docs/eval.md); it stays an option for strong endpoints.
@@ -31,6 +35,7 @@ from dataclasses import dataclass
 
 from kgsql.errors import UnknownNameError
 from kgsql.generate.render import table_ref
+from kgsql.generate.spatial_relations import relations_between
 from kgsql.retrieve.joins import complete_joins
 from kgsql.schema.model import DatabaseSchema
 from kgsql.stages.state import QuestionState, ValueHit
@@ -170,6 +175,14 @@ def join_lines(schema: DatabaseSchema, tables: list[str], *, max_tables: int = 4
     return [f"If the query needs several of these tables, join them on {' and '.join(lines)}."] if lines else []
 
 
+def spatial_lines(schema: DatabaseSchema, tables: list[str], *, max_tables: int = 4) -> list[str]:
+    """How the relevant geometry tables that share no key relate by location, in one conditional line."""
+    relations = relations_between(schema, tables[:max_tables])
+    if not relations:
+        return []
+    return ["If the query relates these tables by location: " + "; ".join(r.sentence() for r in relations) + "."]
+
+
 @dataclass
 class GraphHints:
     """Writes ``state.hints`` from the value hits and focus tables of the selection stage."""
@@ -178,6 +191,7 @@ class GraphHints:
     joins: bool = True
     keys: bool = False
     meanings: bool = True
+    spatial: bool = False
     max_values: int = 4
     name: str = "hints"
 
@@ -192,4 +206,6 @@ class GraphHints:
             hints += key_lines(state.full, state.question)
         if self.meanings:
             hints += meaning_lines(state.full, state.question)
+        if self.spatial:
+            hints += spatial_lines(state.full, state.focus_tables)
         state.hints = hints

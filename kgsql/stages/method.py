@@ -54,6 +54,7 @@ class OneCallOptions:
     join_hints: bool = True          # [hints] key conditions joining the relevant tables
     key_hints: bool = False          # [hints] a key the question names by its concept -> its join and label
     meaning_hints: bool = True       # [hints] a coded column whose documented meaning the question uses
+    spatial_hints: bool = False      # [hints] how the relevant geometry tables relate by location (Within, ...)
     layout: str = "shared-first"     # [sql] question format: shared-first / schema-first (cache-friendly) or dail
     tips: bool = True                # [sql] run, check and correct (False: one call, no checks)
     join_repair: bool = True         # [sql] move misplaced columns to their tables via the FK graph
@@ -94,7 +95,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
                        repair=o.join_repair, lookup_repair=o.lookup_repair, ratio_cast=o.ratio_cast,
                        rank_known=o.rank_known, match_literals=o.match_literals, date_forms=o.date_forms,
                        key_labels=o.key_labels, metre_units=o.metre_units)
-    needs_retrieval = o.scope != "database" or o.value_hints or o.join_hints
+    needs_retrieval = o.scope != "database" or o.value_hints or o.join_hints or o.spatial_hints
     return [
         SelectSchema(retriever, scope=o.scope, max_schema_tokens=o.max_schema_tokens) if needs_retrieval
         else WholeDatabase(),
@@ -106,7 +107,8 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
         PickExamples(pool, shots=o.shots, selection=o.example_selection, encoder=encoder,
                      graph_examples=graph_examples, fallback=fallback_pool, questions=o.example_questions,
                      spatial_selection=o.spatial_example_selection),
-        GraphHints(values=o.value_hints, joins=o.join_hints, keys=o.key_hints, meanings=o.meaning_hints),
+        GraphHints(values=o.value_hints, joins=o.join_hints, keys=o.key_hints, meanings=o.meaning_hints,
+                   spatial=o.spatial_hints),
         GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,
                     max_rows=o.max_rows),
     ]
