@@ -14,6 +14,11 @@ Candidates from both are verified against the question text (whole-value
 containment, word coverage, or an edit-distance ratio against question
 windows of similar length) and that verification is the returned score.
 
+A value with Chinese characters is also searched by the ways an English
+question writes it (``kgsql.retrieve.romanise``: ``东风路`` as "dongfeng road"
+and "dongfeng"); such a match has kind ``romanised`` and still names the
+stored value.
+
 Memory and build time are bounded for big databases: per column only the
 ``per_column`` most frequent text values are kept (``GROUP BY ... ORDER BY
 count(*) DESC LIMIT``) over at most ``scan_rows`` rows, values longer than
@@ -34,15 +39,19 @@ from pathlib import Path
 
 from kgsql.paths import write_private
 from kgsql.retrieve.index import default_cache_dir
+from kgsql.retrieve.romanise import romanised_forms
 from kgsql.retrieve.text import STOPWORDS, words
 from kgsql.schema.model import DatabaseSchema
 
 _NUMERIC = re.compile(r"^[-+]?\d+([.,]\d+)?$")
+#: A romanised form without some of the value's endings ("dongfeng" for 东风路) counts a little less than
+#: the whole form, so "Dongfeng Road" prefers 东风路 to 东风大道; still above the hints' 0.95 bar.
+SHORTENED = 0.96
 
 
 @dataclass(frozen=True)
 class ValueMatch:
-    """A cell value the question mentions; ``kind`` is exact, partial or fuzzy."""
+    """A cell value the question mentions; ``kind`` is exact, partial, fuzzy or romanised."""
 
     table: str
     column: str
@@ -143,7 +152,16 @@ class ValueIndex:
         import bm25s
 
         self.entries = entries
-        self._norm = [_norm(v) for _t, _c, v in entries]
+        texts: list[str] = []
+        self._entry: list[int] = []         # the entry each searchable text stands for
+        self._romanised: list[float] = []   # 0: the stored value; else a romanised form's weight
+        for i, (_t, _c, value) in enumerate(entries):
+            for text, weight in ((value, 0.0), *((form, 1.0 if whole else SHORTENED) for form, whole
+                                                 in romanised_forms(value))):
+                texts.append(text)
+                self._entry.append(i)
+                self._romanised.append(weight)
+        self._norm = [_norm(text) for text in texts]
         self._words = [n.split() for n in self._norm]
         self._word_bm25 = bm25s.BM25()
         self._tri_bm25 = bm25s.BM25()
@@ -210,7 +228,7 @@ class ValueIndex:
         if not content:
             return []
         q_norm = " " + " ".join(q_words) + " "
-        k = min(candidates, len(self.entries))
+        k = min(candidates, len(self._norm))
         # Values sharing whole words: verified by containment / coverage only.
         cand: dict[int, bool] = {}
         docs, scores = self._word_bm25.retrieve([content], k=k, show_progress=False)
@@ -220,7 +238,7 @@ class ValueIndex:
         # Values sharing character trigrams (misspellings): the best few also get the edit ratio.
         tri = [g for w in content if len(w) >= 4 for g in _trigrams(w)]
         if tri:
-            kt = min(fuzzy_candidates, len(self.entries))
+            kt = min(fuzzy_candidates, len(self._norm))
             docs, scores = self._tri_bm25.retrieve([tri], k=kt, show_progress=False)
             for d, sc in zip(docs[0], scores[0]):
                 if sc > 0:
@@ -233,8 +251,9 @@ class ValueIndex:
         for i, fuzzy in sorted(cand.items()):
             score, kind = self._verify(self._norm[i], self._words[i], q_norm, windows, q_set, min_score, fuzzy)
             if score >= min_score:
-                t, c, v = self.entries[i]
-                m = ValueMatch(t, c, v, round(score, 4), kind)
+                t, c, v = self.entries[self._entry[i]]
+                weight = self._romanised[i]
+                m = ValueMatch(t, c, v, round(score * (weight or 1.0), 4), "romanised" if weight else kind)
                 if (t, c, v) not in found or found[(t, c, v)].score < m.score:
                     found[(t, c, v)] = m
         ranked = sorted(found.values(), key=lambda m: (-m.score, m.table, m.column, m.value))

@@ -50,12 +50,19 @@ def _norm(text: str) -> str:
 def named_values(values: list[ValueHit], text: str, *, limit: int = 4) -> list[ValueHit]:
     """Value hits whose whole value occurs in ``text`` (word-aligned, case-insensitive), best first.
 
-    Numbers are left out: "older than 30" names a threshold, not the value 30 of a column."""
+    Numbers are left out: "older than 30" names a threshold, not the value 30 of a column. A Chinese
+    value the question writes in pinyin (a whole ``romanised`` match: "Dongfeng Road" for ``东风路``) counts
+    as named, the best of such matches in its column only (``东风路`` over ``东风大道`` for "Dongfeng Road")."""
     words = f" {_norm(text)} "
+    best: dict[tuple[str, str], float] = {}
+    for v in values:
+        if v.kind == "romanised":
+            best[(v.table, v.column)] = max(best.get((v.table, v.column), 0.0), v.score)
     chosen: list[ValueHit] = []
     for v in sorted(values, key=lambda v: -v.score):
         norm = _norm(v.value)
-        if len(norm) < 2 or _NUMBER.match(v.value.strip()) or f" {norm} " not in words:
+        named = f" {norm} " in words or (v.kind == "romanised" and v.score >= max(0.95, best[(v.table, v.column)]))
+        if len(norm) < 2 or _NUMBER.match(v.value.strip()) or not named:
             continue
         if any((c.table, c.column, c.value) == (v.table, v.column, v.value) for c in chosen):
             continue
