@@ -82,8 +82,10 @@ def spatial_relation(a: Table, b: Table, dialect: str = "sqlite") -> SpatialRela
     return None
 
 
-def relations_between(schema: DatabaseSchema, tables: list[str], *, limit: int = 3) -> list[SpatialRelation]:
-    """Relations among ``tables`` (in their order) that share no foreign key: those the key joins cannot give."""
+def relations_between(schema: DatabaseSchema, tables: list[str], *, limit: int = 3,
+                      distances: bool = True) -> list[SpatialRelation]:
+    """Relations among ``tables`` (in their order) that share no foreign key: those the key joins cannot give;
+    ``distances=False`` keeps only the relations a join condition states (inside, crossing, overlapping)."""
     keyed = {frozenset((fk.table, fk.ref_table)) for fk in schema.foreign_keys}
     chosen: list[Table] = []
     for name in dict.fromkeys(tables):
@@ -97,7 +99,7 @@ def relations_between(schema: DatabaseSchema, tables: list[str], *, limit: int =
             if frozenset((a.name, b.name)) in keyed:
                 continue
             relation = spatial_relation(a, b, schema.dialect)
-            if relation is not None:
+            if relation is not None and (distances or not relation.measured):
                 relations.append(relation)
                 if len(relations) >= limit:
                     return relations

@@ -182,9 +182,20 @@ def join_lines(schema: DatabaseSchema, tables: list[str], *, max_tables: int = 4
     return [f"If the query needs several of these tables, join them on {' and '.join(lines)}."] if lines else []
 
 
-def spatial_lines(schema: DatabaseSchema, tables: list[str], *, max_tables: int = 4) -> list[str]:
-    """How the relevant geometry tables that share no key relate by location, in one conditional line."""
-    relations = relations_between(schema, tables[:max_tables])
+#: Words of a question that asks how far apart things are (only then are distance relations worth a line).
+_DISTANCE_WORDS = re.compile(r"\b(distance|distances|far|near|nearest|nearby|closest|close to|within|around|"
+                             r"km|kilometers?|kilometres?|meters?|metres?|miles?|radius)\b", re.I)
+
+
+def spatial_lines(schema: DatabaseSchema, tables: list[str], question: str = "", values: list[ValueHit] = (),
+                  *, max_tables: int = 4) -> list[str]:
+    """How the relevant geometry tables that share no key relate by location, in one conditional line.
+
+    The tables of the values the question names come first (``Beijing`` names ``cities``), then the
+    selection's; distance relations only when the question asks how far ("within 5 km", "nearest")."""
+    named = [v.table for v in named_values(list(values), question)] if question else []
+    chosen = list(dict.fromkeys([*named, *tables]))[:max_tables]
+    relations = relations_between(schema, chosen, distances=bool(_DISTANCE_WORDS.search(question)) or not question)
     if not relations:
         return []
     return ["If the query relates these tables by location: " + "; ".join(r.sentence() for r in relations) + "."]
@@ -214,5 +225,5 @@ class GraphHints:
         if self.meanings:
             hints += meaning_lines(state.full, state.question)
         if self.spatial:
-            hints += spatial_lines(state.full, state.focus_tables)
+            hints += spatial_lines(state.full, state.focus_tables, state.question, state.values)
         state.hints = hints
