@@ -21,7 +21,7 @@ from kgsql.correct.tip import Tip
 from kgsql.db.guard import QueryResult
 from kgsql.db.isolate import execute_isolated
 from kgsql.schema.model import DatabaseSchema
-from kgsql.db.target import is_url
+from kgsql.db.target import engine_class
 from kgsql.sql.dialects import dialect_of, sqlglot_name
 from kgsql.sql.names import SchemaNames, parse_sql
 
@@ -32,7 +32,7 @@ class CheckContext:
     """One question's checking state; a context manager that closes its connection.
 
     ``path``: the database file or URL (default: ``schema.path``); ``dialect``:
-    one of :data:`kgsql.sql.dialects.DIALECTS` (default: the schema's), which
+    one of the dialects of :mod:`kgsql.sql.dialects` (default: the schema's), which
     decides how SQL is parsed and which spatial function names are suggested; ``allow_tables``:
     tables the file has but the schema does not list (see
     :class:`~kgsql.sql.names.SchemaNames`). ``timeout_s`` and ``max_rows``
@@ -76,7 +76,7 @@ class CheckContext:
         For a PostgreSQL/DuckDB database it is the URL itself: the engine keeps
         one open connection per database (:mod:`kgsql.db.engines`).
         """
-        if is_url(os.fspath(self.path)):
+        if not engine_class(self.path).in_process:
             return os.fspath(self.path)
         if self._conn is None:
             self._conn = open_database(self.path, read_only=True)

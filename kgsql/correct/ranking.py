@@ -16,13 +16,17 @@ from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
 from kgsql.correct.repair import rewrite_tree
+from kgsql.db.engine import engine_for_dialect
 from kgsql.schema.model import Column
 from kgsql.sql.names import resolved_columns
 
 __all__ = ["rank_known_values"]
 
-#: Dialect -> does an ascending ORDER BY put NULLs first? (None: NULLs last either way.)
-_NULLS_FIRST_WHEN_ASCENDING = {"sqlite": True, "spatialite": True, "postgres": False, "postgis": False}
+
+def _nulls_first_when_ascending(dialect: str) -> bool | None:
+    """Does an ascending ORDER BY put NULLs first in ``dialect``? (None: NULLs last either way, or unknown.)"""
+    engine = engine_for_dialect(dialect)
+    return engine.nulls_first_when_ascending if engine is not None else None
 
 
 def _has_nulls(column: Column) -> bool:
@@ -35,7 +39,7 @@ def _conditions(ordered: exp.Ordered, column: Column, dialect: str) -> list[exp.
     descending = bool(ordered.args.get("desc"))
     explicit = ordered.args.get("nulls_first")
     if explicit is None:
-        ascending_first = _NULLS_FIRST_WHEN_ASCENDING.get(dialect)
+        ascending_first = _nulls_first_when_ascending(dialect)
         nulls_come_first = ascending_first is not None and descending != ascending_first
     else:
         nulls_come_first = bool(explicit)

@@ -17,13 +17,12 @@ from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
 from kgsql.correct.repair import rewrite_tree
+from kgsql.db.engine import engine_for_dialect
 from kgsql.schema.model import Column
 from kgsql.sql.names import resolved_columns
 
-__all__ = ["cast_ratios", "INTEGER_DIVISION"]
+__all__ = ["cast_ratios"]
 
-#: Dialects whose ``/`` of two integers truncates.
-INTEGER_DIVISION = frozenset({"sqlite", "spatialite", "postgres", "postgis"})
 _AGGREGATES_KEEPING_TYPE = (exp.Sum, exp.Min, exp.Max, exp.Abs)
 _ARITHMETIC = (exp.Mul, exp.Add, exp.Sub, exp.Mod)
 
@@ -65,7 +64,8 @@ def _integer(node: exp.Expression | None, columns: dict[int, tuple[str, Column]]
 
 def cast_ratios(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` with the dividend of each integer-by-integer division cast to REAL; None when none."""
-    if ctx.dialect not in INTEGER_DIVISION:
+    engine = engine_for_dialect(ctx.dialect)
+    if engine is None or not engine.integer_division:  # only where ``/`` of two integers truncates
         return None
 
     def cast(tree: exp.Expression) -> bool:

@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kgsql.db.target import header_engine
+from kgsql.db.target import header_engine, wrong_engine
 from kgsql.errors import DatabaseFileError, SpatialExtensionError
 
 try:  # pragma: no cover - which branch runs depends on the platform
@@ -237,11 +237,10 @@ def check_sqlite_file(path: str | os.PathLike[str]) -> Path:
     if p.stat().st_size == 0:
         raise DatabaseFileError(f"database file is empty: {p}")
     found = header_engine(header)
-    if found != "sqlite":
-        if found == "duckdb":
-            raise DatabaseFileError(f"{p} is a DuckDB database, not SQLite (its header says so); "
-                                    f"ingest it as duckdb://{p.resolve()} or rename it to {p.stem}.duckdb")
+    if found is None:
         raise DatabaseFileError(f"not a SQLite database (bad header): {p}")
+    if found != "sqlite":  # this module opens SQLite files only
+        raise DatabaseFileError(wrong_engine(p, found, "SQLite"))
     return p
 
 

@@ -43,6 +43,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from kgsql.db.engine import engine_for_dialect
+
 __all__ = [
     "ALLOWED_FUNCTIONS",
     "ARGUMENT_MAXIMA",
@@ -315,37 +317,21 @@ def is_allowed_function(name: str) -> bool:
     return name.strip().lower() in ALLOWED_FUNCTIONS
 
 
-#: Functions of other engines that reach past the query: files, sessions,
-#: other connections, server administration, SQL held in a string, sleeping.
-#: Each engine's read-only transaction/connection is what makes writes
-#: impossible; this list keeps the rest of these out of generated SQL.
-ENGINE_DENIED_PREFIXES: Final[dict[str, tuple[str, ...]]] = {
-    "postgres": (
-        "pg_read_", "pg_ls_", "pg_stat_file", "pg_file_", "lo_", "dblink", "pg_terminate_backend",
-        "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile", "pg_promote", "set_config", "pg_sleep",
-        "pg_advisory", "pg_try_advisory", "pg_notify", "pg_logical_", "pg_switch_wal", "pg_create_",
-        "pg_drop_", "pg_replication_", "pg_backup_", "pg_start_backup", "pg_stop_backup", "txid_current",
-        "pg_current_xact_id", "nextval", "setval", "query_to_xml", "cursor_to_xml", "table_to_xml",
-        "schema_to_xml", "database_to_xml", "pg_import_", "pg_stat_reset", "pg_stat_statements_reset",
-        "pg_wal_", "pg_log_", "pg_copy_", "pg_export_snapshot",
-    ),
-    "duckdb": (
-        "read_", "glob", "parquet_", "sniff_csv", "query", "iceberg_", "delta_", "sqlite_scan",
-        "sqlite_attach", "postgres_", "mysql_", "httpfs", "load_", "install_", "checkpoint",
-        "force_checkpoint", "enable_", "disable_", "set_", "reset_",
-    ),
-}
-
-
 def is_denied_function(name: str, dialect: str = "sqlite") -> bool:
     """True when ``name`` is known not to be allowed: the static pre-check's test.
 
-    A name this does not know is left to the engine: for SQLite, "no such
-    function" when it does not exist, the authorizer's allow-list when it
-    does; for the other engines, their read-only transaction or connection.
+    Every engine refuses the names above (file access, extensions: a
+    SpatiaLite name is as dangerous wherever a database offers it); each
+    engine class adds its own prefixes (``Engine.denied_prefixes``:
+    PostgreSQL's file/session/administration functions, DuckDB's file
+    readers). A name this does not know is left to the engine: for SQLite,
+    "no such function" when it does not exist, the authorizer's allow-list
+    when it does; for the other engines, their read-only transaction or
+    connection.
     """
     low = name.strip().lower()
-    if dialect in ENGINE_DENIED_PREFIXES and low.startswith(ENGINE_DENIED_PREFIXES[dialect]):
+    engine = engine_for_dialect(dialect)
+    if engine is not None and engine.denied_prefixes and low.startswith(engine.denied_prefixes):
         return True
     if low in ALLOWED_FUNCTIONS:
         return False

@@ -56,7 +56,6 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Final, Literal
 
@@ -80,8 +79,9 @@ from kgsql.db.sql_errors import (
     SQLQueryError,
     classify_sqlite_error,
 )
+from kgsql.db.result import QueryResult
 from kgsql.db.statement import MAX_SQL_CHARS, _unsafe, split_statements, validate_query
-from kgsql.db.target import engine_of
+from kgsql.db.target import engine_class
 from kgsql.errors import UnsafeSQLError
 
 __all__ = [
@@ -110,26 +110,6 @@ MEMORY_MB: float = 512.0
 #: handed in by :mod:`kgsql.db` when the package loads. Passed in, not imported: the engines import this
 #: module (:class:`QueryResult`, :data:`MEMORY_MB`), so importing them here would make an import cycle.
 run_on_engine: Callable[..., QueryResult] | None = None
-
-
-@dataclass(frozen=True)
-class QueryResult:
-    """Rows of one guarded query; ``truncated`` means more rows existed.
-
-    ``truncated_by`` says which cap stopped the fetch: ``"rows"`` (more than
-    ``max_rows``) or ``"bytes"`` (the next row would pass ``max_bytes``).
-    """
-
-    columns: list[str]
-    rows: list[tuple[Any, ...]]
-    truncated: bool = False
-    elapsed_s: float = 0.0
-    sql: str = field(default="", compare=False)
-    truncated_by: Literal["", "rows", "bytes"] = field(default="", compare=False)
-
-    @property
-    def row_count(self) -> int:
-        return len(self.rows)
 
 
 # --------------------------------------------------------------------------
@@ -176,7 +156,7 @@ def execute_query(
     if max_bytes is not None and max_bytes < 0:
         raise ValueError("max_bytes must be >= 0")
     budget = Budget.of(memory_mb, max_bytes)
-    if isinstance(db, (str, os.PathLike)) and engine_of(db) != "sqlite":  # PostgreSQL, DuckDB: their own read-only run
+    if isinstance(db, (str, os.PathLike)) and not engine_class(db).in_process:  # PostgreSQL, DuckDB: their own run
         if run_on_engine is None:  # Python loads kgsql/db/__init__.py, which hands it in, before this module
             raise RuntimeError("kgsql.db.guard.run_on_engine is unset: import kgsql.db, not the guard alone")
         return run_on_engine(db, sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=budget.result)

@@ -284,7 +284,7 @@ atexit.register(_POOL.close)
 def _serve(requests: Pipe, replies: Pipe) -> None:
     """The worker's loop: run each query on a kept connection, send back rows or the error."""
     from kgsql.db.connect import open_database
-    from kgsql.db.engines import engine_of
+    from kgsql.db.target import engine_class
 
     conns: OrderedDict[str, Any] = OrderedDict()
     replies.send(("ready", None))
@@ -297,7 +297,7 @@ def _serve(requests: Pipe, replies: Pipe) -> None:
             db: Any = conns.get(path)
             if db is not None:
                 conns.move_to_end(path)
-            elif engine_of(path) != "sqlite":
+            elif not engine_class(path).in_process:
                 db = path  # PostgreSQL/DuckDB: the guard runs it on this process's engine for the URL
             else:
                 try:

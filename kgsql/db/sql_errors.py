@@ -13,6 +13,7 @@ the kind and the name from SQLite's message. Running out of time raises
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Final, Literal, get_args
 
 from kgsql.errors import QueryExecutionError
@@ -20,9 +21,12 @@ from kgsql.errors import QueryExecutionError
 __all__ = [
     "ERROR_KINDS",
     "ErrorKind",
+    "Pattern",
     "QueryResourceError",
+    "SQLITE_ERROR_PATTERNS",
     "QueryTimeoutError",
     "SQLQueryError",
+    "classify_message",
     "classify_sqlite_error",
 ]
 
@@ -70,7 +74,11 @@ class QueryResourceError(SQLQueryError):
         super().__init__("resource", message, sql=sql)
 
 
-_ERROR_PATTERNS: Final[tuple[tuple[ErrorKind, re.Pattern[str]], ...]] = (
+#: How one message of an engine reads as a kind: (kind, regex with an optional ``name`` group).
+Pattern = tuple[ErrorKind, re.Pattern[str]]
+
+#: SQLite's messages (each engine class carries its own: ``Engine.error_patterns``).
+SQLITE_ERROR_PATTERNS: Final[tuple[Pattern, ...]] = (
     ("no_such_table", re.compile(r"^no such table: (?P<name>.+)$")),
     ("no_such_column", re.compile(r"^no such column: (?P<name>.+)$")),
     ("ambiguous_column", re.compile(r"^ambiguous column name: (?P<name>.+)$")),
@@ -81,17 +89,19 @@ _ERROR_PATTERNS: Final[tuple[tuple[ErrorKind, re.Pattern[str]], ...]] = (
     ("syntax", re.compile(r"^incomplete input$")),
     ("resource", re.compile(r"^(out of memory|string or blob too big)$")),
     ("syntax", re.compile(r"^SELECTs to the left and right of \w+ do not have the same number of result columns$")),
+    ("timeout", re.compile(r"^interrupted$")),
 )
+
+
+def classify_message(message: str, patterns: Sequence[Pattern]) -> tuple[ErrorKind, str | None]:
+    """The first pattern's kind whose regex finds ``message``, with its ``name`` group; "other" otherwise."""
+    for kind, pattern in patterns:
+        match = pattern.search(message)
+        if match:
+            return kind, match.groupdict().get("name")
+    return "other", None
 
 
 def classify_sqlite_error(message: str) -> tuple[ErrorKind, str | None]:
     """Map SQLite's error text to a kind and the name it mentions (if any)."""
-    text = message.strip()
-    for kind, pattern in _ERROR_PATTERNS:
-        match = pattern.match(text)
-        if match:
-            name = match.groupdict().get("name")
-            return kind, name
-    if text == "interrupted":
-        return "timeout", None
-    return "other", None
+    return classify_message(message.strip(), SQLITE_ERROR_PATTERNS)

@@ -12,8 +12,9 @@ Format from the KG paper (Figure 1), one block per table:
 
 Relationship lines come from foreign keys (the graph's FOREIGN_KEY/RELATES_TO
 edges) and mined join edges; derived expressions from profiles and mined
-knowledge. Identifiers in relationship lines are quoted for SQLite
-(backticks, which SQLite accepts and BIRD's own SQL uses).
+knowledge. Identifiers in relationship lines are quoted the way the
+database's engine quotes them (``Engine.quote``; SQLite: backticks, which
+SQLite accepts and BIRD's own SQL uses).
 """
 from __future__ import annotations
 
@@ -23,10 +24,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from kgsql.db.engine import Engine, default_engine, engine_for_dialect
 from kgsql.schema.model import Column, DatabaseSchema, Table
-from kgsql.sql.dialects import sqlglot_name
-
-_PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -42,48 +41,39 @@ class RenderOptions:
     max_example_chars: int = 40
 
 
-def sqlite_quote(name: str) -> str:
-    """Backtick-quote an identifier for SQLite (embedded backticks doubled)."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-#: How identifiers are quoted in the text being rendered: the database's dialect
-#: (set for one question by :func:`identifier_quoting`; SQLite's backticks otherwise).
-_QUOTING: ContextVar[str] = ContextVar("kgsql_identifier_quoting", default="sqlite")
-_POSTGRES_PLAIN = re.compile(r"^[a-z_][a-z0-9_]*$")
+#: The engine whose identifier quoting the text being rendered uses (set for one question by
+#: :func:`identifier_quoting`; None: the default engine, SQLite's backticks).
+_QUOTING: ContextVar[type[Engine] | None] = ContextVar("kgsql_identifier_quoting", default=None)
 
 
 @contextmanager
 def identifier_quoting(dialect: str) -> Iterator[None]:
     """Render identifiers the way ``dialect`` (a :mod:`kgsql.sql.dialects` name) reads them, in this block."""
-    token = _QUOTING.set(sqlglot_name(dialect))
+    token = _QUOTING.set(engine_for_dialect(dialect) or default_engine())
     try:
         yield
     finally:
         _QUOTING.reset(token)
 
 
-def _double_quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+def _quoting() -> type[Engine]:
+    return _QUOTING.get() or default_engine()
 
 
 def quote_column(name: str) -> str:
     """A column in the kg style's relationship lines: always quoted (backticks on SQLite)."""
-    return sqlite_quote(name) if _QUOTING.get() == "sqlite" else _double_quote(name)
+    return _quoting().quote(name)
 
 
 def table_ref(name: str) -> str:
     """A table or column name as written in SQL: bare when plain, quoted otherwise.
 
-    SQLite: backticks (which SQLite accepts and BIRD's own SQL uses).
-    PostgreSQL folds bare names to lower case, so any other name is
-    double-quoted there; DuckDB matches bare names case-insensitively.
+    Each engine says what is plain and how it quotes (``Engine.ref``): SQLite
+    backticks (which SQLite accepts and BIRD's own SQL uses); PostgreSQL folds
+    bare names to lower case, so any other name is double-quoted there; DuckDB
+    matches bare names case-insensitively.
     """
-    engine = _QUOTING.get()
-    if engine == "sqlite":
-        return name if _PLAIN_IDENTIFIER.match(name) else sqlite_quote(name)
-    plain = _POSTGRES_PLAIN if engine == "postgres" else _PLAIN_IDENTIFIER
-    return name if plain.match(name) else _double_quote(name)
+    return _quoting().ref(name)
 
 
 def _example(value: str, column: Column, limit: int) -> str:

@@ -372,9 +372,10 @@ def _drop_reverse_duplicates(joins: list[DiscoveredJoin]) -> list[DiscoveredJoin
 def discover_in_file(path: str | Path, schema: DatabaseSchema, **options: Any) -> list[DiscoveredJoin]:
     """:func:`discover_joins` over the database at ``path`` (a SQLite file opened read-only, or a URL)."""
     from kgsql.db.connect import open_database
-    from kgsql.db.engines import catalog_connection, engine_of
+    from kgsql.db.engines import catalog_connection
+    from kgsql.db.target import engine_class
 
-    if engine_of(path) != "sqlite":
+    if not engine_class(path).in_process:
         return discover_joins(catalog_connection(path), schema, **options)
 
     conn = open_database(path)

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, Iterable, TypeVar
 
 from kgsql.db.credentials import remember
-from kgsql.db.target import ENGINE_LABELS, Target, is_url, parse_target
+from kgsql.db.engine import engine_for_dialect
+from kgsql.db.target import Target, is_url, parse_target
 from kgsql.errors import IngestInProgressError, InputError, KgsqlError
 from kgsql.graph.store import GraphStore
 from kgsql.graph.writer import WriteResult, write_schema
@@ -127,7 +128,7 @@ def read_sources(
             schema = read_database(target, name, sample_rows=sample_rows)
             enriched = enrich(schema, target.path, descriptions_dir=descriptions_dir, profile_path=profile_path,
                               warn=warn, source_name=target.name, use_shipped_profiles=shipped_profiles)
-            found = add_discovered_joins(enriched, target.path if target.engine == "sqlite" else target.url,
+            found = add_discovered_joins(enriched, target.path if target.engine_class.in_process else target.url,
                                          discover_joins)
         except KgsqlError as exc:
             if report is None or not keep_going:
@@ -236,8 +237,10 @@ def check_name(name: str) -> str:
     return name
 
 
-def _engine_of_dialect(dialect: str) -> str:
-    return "sqlite" if dialect in ("sqlite", "spatialite") else dialect
+def _engine_label(dialect: str) -> tuple[str, str]:
+    """(engine name, label) of a stored dialect ("spatialite" is SQLite's); an unknown one as it is."""
+    engine = engine_for_dialect(dialect)
+    return (engine.name, engine.label) if engine is not None else (dialect, dialect)
 
 
 def refuse_other_engine(store: GraphStore, schema: DatabaseSchema, *, replace: bool) -> str | None:
@@ -251,15 +254,15 @@ def refuse_other_engine(store: GraphStore, schema: DatabaseSchema, *, replace: b
     if not rows:
         return None
     props = rows[0]["props"]
-    old = _engine_of_dialect(str(props.get("dialect") or "sqlite"))
-    new = _engine_of_dialect(schema.dialect)
+    old, old_label = _engine_label(str(props.get("dialect") or "sqlite"))
+    new, new_label = _engine_label(schema.dialect)
     if old == new:
         return None
-    what = f"a {ENGINE_LABELS.get(old, old)} database at {props.get('path') or '?'}"
+    what = f"a {old_label} database at {props.get('path') or '?'}"
     if replace:
         return what
     raise InputError(f"the graph already has a database named '{schema.name}': {what}; ingesting this "
-                     f"{ENGINE_LABELS.get(new, new)} database under that name would replace it: give it "
+                     f"{new_label} database under that name would replace it: give it "
                      f"another --name, or add --replace to replace it")
 
 

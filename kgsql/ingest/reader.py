@@ -22,6 +22,7 @@ from kgsql.db.connect import (
     open_database,
     sqlite3,
 )
+from kgsql.db.engine import file_suffixes
 from kgsql.errors import DatabaseFileError, InputError
 from kgsql.schema.model import (
     Column,
@@ -226,15 +227,15 @@ def read_database(
     if sample_rows < 1:
         raise InputError(f"sample_rows must be a positive number of rows, not {sample_rows}")
     from kgsql.db import engines
-    from kgsql.db.target import Target, parse_target, require_file_engine
+    from kgsql.db.target import Target, is_url, parse_target, require_file_engine
 
-    if isinstance(path, Target) or engines.engine_of(path) != "sqlite":
-        target = path if isinstance(path, Target) else parse_target(os.fspath(path))
-        if target.engine != "sqlite":
-            require_file_engine(target)  # a SQLite file named x.duckdb: one line, not DuckDB's error
-            return engines.read_schema(target, name, sample_rows=sample_rows, value_examples=value_examples,
-                                       with_stats=with_stats)
-        path = target.path  # type: ignore[assignment]  # sqlite:///file
+    target = path if isinstance(path, Target) else parse_target(os.fspath(path))
+    if not target.engine_class.in_process:
+        require_file_engine(target)  # a SQLite file named x.duckdb: one line, not DuckDB's error
+        return engines.read_schema(target, name, sample_rows=sample_rows, value_examples=value_examples,
+                                   with_stats=with_stats)
+    if isinstance(path, Target) or is_url(os.fspath(path)):
+        path = target.path  # type: ignore[assignment]  # sqlite:///file; a plain path is kept as given
     p = Path(path)
     conn = open_database(p)
     try:
@@ -289,7 +290,7 @@ def find_databases(root: str | os.PathLike[str]) -> list[Path]:
     p = Path(root)
     if p.is_file():
         return [p]
-    suffixes = {".sqlite", ".sqlite3", ".db", ".duckdb", ".ddb"}
+    suffixes = file_suffixes()  # every file engine's
     found: dict[str, Path] = {}
     seen_dirs: set[str] = set()
     for folder, dirs, files in os.walk(p, followlinks=True):

@@ -1,62 +1,55 @@
 """The SQL a database speaks, named once: for prompts, sqlglot and the correction rules.
 
 A schema carries its engine (``DatabaseSchema.dialect``: sqlite, postgres,
-duckdb) and whether it has geometry columns; together they give one of five
-dialects. Each has a name the model reads ("PostGIS"), sqlglot's reader
-("postgres"), the system line of the SQL prompt, and — for the two spatial
-ones — a function knowledge base (:mod:`kgsql.sql.spatialite`). SQLite's
-texts are the ones kgsql always used, so SQLite prompts do not change.
+duckdb) and whether it has geometry columns; together they give a dialect:
+the engine's name, or its spatial name ("spatialite", "postgis") when it
+has geometry and the engine has a spatial flavour. What each dialect is
+called ("PostGIS"), sqlglot's reader and the spatial function knowledge base
+(:mod:`kgsql.sql.spatialite`) are the engine class's
+(:mod:`kgsql.db.engine`), so a new engine brings its own. SQLite's texts are
+the ones kgsql always used, so SQLite prompts do not change; an unknown
+dialect reads as the default engine's (SQLite).
 """
 from __future__ import annotations
 
-from typing import Final
-
+from kgsql.db.engine import Engine, default_engine, engine_for_dialect
 from kgsql.schema.model import DatabaseSchema
 
-__all__ = ["DIALECTS", "dialect_of", "expert_line", "function_kb", "label", "sqlglot_name"]
+__all__ = ["dialect_of", "engine_of_dialect", "expert_line", "function_kb", "label", "sqlglot_name"]
 
-#: dialect -> (what the model reads, sqlglot's reader, the spatial function KB or "")
-DIALECTS: Final[dict[str, tuple[str, str, str]]] = {
-    "sqlite": ("SQLite", "sqlite", ""),
-    "spatialite": ("SpatiaLite", "sqlite", "spatialite"),
-    "postgres": ("PostgreSQL", "postgres", ""),
-    "postgis": ("PostGIS", "postgres", "postgis"),
-    "duckdb": ("DuckDB", "duckdb", ""),
-}
+
+def engine_of_dialect(dialect: str) -> type[Engine]:
+    """The engine class a dialect name belongs to; the default engine (SQLite) for an unknown name."""
+    return engine_for_dialect(dialect) or default_engine()
+
+
+def _is_spatial(dialect: str, engine: type[Engine]) -> bool:
+    return bool(engine.spatial_name) and dialect.lower() == engine.spatial_name
 
 
 def dialect_of(schema: DatabaseSchema) -> str:
     """The schema's dialect: its engine, made spatial (SpatiaLite, PostGIS) when it has geometry."""
-    engine = (schema.dialect or "sqlite").lower()
-    if engine in ("postgres", "postgresql", "postgis"):
-        return "postgis" if schema.is_spatial else "postgres"
-    if engine == "duckdb":
-        return "duckdb"
-    return "spatialite" if schema.is_spatial else "sqlite"
-
-
-def _entry(dialect: str) -> tuple[str, str, str]:
-    return DIALECTS.get(dialect.lower(), DIALECTS["sqlite"])
+    engine = engine_of_dialect(schema.dialect or "")
+    return engine.spatial_name if schema.is_spatial and engine.spatial_name else engine.name
 
 
 def label(dialect: str) -> str:
     """The name the prompt and tips use: SQLite, SpatiaLite, PostgreSQL, PostGIS, DuckDB."""
-    return _entry(dialect)[0]
+    engine = engine_of_dialect(dialect)
+    return engine.spatial_label if _is_spatial(dialect, engine) else engine.label
 
 
 def sqlglot_name(dialect: str) -> str:
-    """sqlglot's reader/writer for the dialect."""
-    return _entry(dialect)[1]
+    """sqlglot's reader/writer for the dialect: its engine's name."""
+    return engine_of_dialect(dialect).name
 
 
 def function_kb(dialect: str) -> str:
     """The spatial function knowledge base's name ("spatialite", "postgis"), "" for plain SQL."""
-    return _entry(dialect)[2]
+    engine = engine_of_dialect(dialect)
+    return engine.function_kb if _is_spatial(dialect, engine) else ""
 
 
 def expert_line(dialect: str) -> str:
-    """The SQL prompt's system line for a database without spatial knowledge."""
-    name = "PostgreSQL" if dialect.lower() == "postgis" else label(dialect)
-    if name == "SpatiaLite":
-        name = "SQLite"
-    return f"You are an expert in {name} and highly skilled in writing SQL queries."
+    """The SQL prompt's system line for a database without spatial knowledge: the engine's own name."""
+    return f"You are an expert in {engine_of_dialect(dialect).label} and highly skilled in writing SQL queries."

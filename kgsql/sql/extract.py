@@ -26,6 +26,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from kgsql.db.engine import ENGINES
 from kgsql.db.guard import split_statements
 from kgsql.errors import LLMError
 
@@ -74,8 +75,8 @@ def _clean(text: str) -> str:
 
 _FENCE = re.compile(r"```(.*?)(?:```|\Z)", re.S)
 _LANG = re.compile(r"[A-Za-z0-9_+\-]*")
-_SQL_LANGS = frozenset({"sql", "sqlite", "sqlite3", "spatialite", "spatial_sql", "postgresql", "postgres",
-                        "psql", "mysql", "tsql", "plsql", "sparksql", "duckdb"})
+#: Fence languages of SQL whatever the engine; each engine class adds its own (``Engine.fence_names``).
+_SQL_LANGS = frozenset({"sql", "mysql", "tsql", "plsql", "sparksql"})
 _FINAL_MARKER = re.compile(
     r"(?:so\s+)?(?:the\s+)?final\s+(?:answer|sql|query|sql\s+query)(?:\s+is)?\s*[:：]|"
     r"(?:so\s+)?the\s+final\s+answer\s+is\b|"
@@ -106,9 +107,10 @@ def _regions(text: str, last: bool) -> Iterator[str]:
     if finals:
         yield text[finals[-1].end():]
     fences = _fences(text)
-    sql_fences = [body for lang, body in fences if lang in _SQL_LANGS]
+    sql_langs = _SQL_LANGS.union(*(e.fence_names for e in ENGINES.values()))
+    sql_fences = [body for lang, body in fences if lang in sql_langs]
     yield from (reversed(sql_fences) if last else sql_fences)
-    yield from (body for lang, body in fences if lang not in _SQL_LANGS)
+    yield from (body for lang, body in fences if lang not in sql_langs)
     labels = list(_SQL_LABEL.finditer(text))
     if labels:
         yield text[labels[-1].end():]

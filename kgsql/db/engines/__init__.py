@@ -1,12 +1,15 @@
-"""Databases kgsql reaches through a URL: PostgreSQL/PostGIS and DuckDB.
+"""The built-in engines (SQLite, PostgreSQL/PostGIS, DuckDB), and one open engine per database.
 
-The seam is small on purpose: a database is named by a string everywhere
-(a SQLite path, or a URL: :mod:`kgsql.db.target`), and the three things
-kgsql does with one — read its schema, run a guarded query, list a column's
-text values — dispatch here on that string. SQLite stays on its own modules;
-everything else goes through one open :class:`~kgsql.db.engines.base.Engine`
-per URL and process (connections are reused across questions, each engine
-runs one query at a time).
+Each engine is one class in one module here, registered when the module is
+imported (:func:`kgsql.db.engine.register_engine`); importing this package
+(as :mod:`kgsql.db` does) imports the built-in ones, like sqlglot's
+``dialects`` package. A database is named by a string everywhere (a path or
+a URL: :mod:`kgsql.db.target`), and the three things kgsql does with one —
+read its schema, run a guarded query, list a column's text values —
+dispatch here on that string. An ``in_process`` engine (SQLite) stays on its
+own modules; every other one goes through one open
+:class:`~kgsql.db.engine.Engine` per URL and process (connections are
+reused across questions, each engine runs one query at a time).
 """
 from __future__ import annotations
 
@@ -15,7 +18,11 @@ import os
 import threading
 from typing import Any, Final
 
-from kgsql.db.engines.base import Engine
+from kgsql.db.engine import Engine
+# The built-in engines register themselves; SQLite first, as error messages list them in this order.
+from kgsql.db.engines import sqlite as _sqlite  # noqa: F401,I001
+from kgsql.db.engines import postgres as _postgres  # noqa: F401
+from kgsql.db.engines import duckdb as _duckdb  # noqa: F401
 from kgsql.db.guard import QueryResult
 from kgsql.db.target import Target, engine_of, parse_target
 from kgsql.schema.model import DatabaseSchema
@@ -27,7 +34,7 @@ _LOCK: Final = threading.Lock()
 
 
 def engine_for(db: str | os.PathLike[str] | Target) -> Engine:
-    """The open engine of a non-SQLite database (opened on first use, then shared)."""
+    """The open engine of a database that is not in-process (opened on first use, then shared)."""
     target = db if isinstance(db, Target) else parse_target(os.fspath(db))
     with _LOCK:
         engine = _OPEN.get(target.url)
@@ -37,15 +44,10 @@ def engine_for(db: str | os.PathLike[str] | Target) -> Engine:
 
 
 def _new_engine(target: Target) -> Engine:
-    if target.engine == "postgres":
-        from kgsql.db.engines.postgres import PostgresEngine
-
-        return PostgresEngine(target)
-    if target.engine == "duckdb":
-        from kgsql.db.engines.duckdb import DuckDBEngine
-
-        return DuckDBEngine(target)
-    raise ValueError(f"{target.display} is a SQLite database; it has no engine object")
+    engine = target.engine_class
+    if engine.in_process:
+        raise ValueError(f"{target.display} is a {engine.label} database; it has no engine object")
+    return engine(target)
 
 
 def close_all() -> None:

@@ -1,11 +1,13 @@
-"""What every database engine behind a URL gives kgsql: a schema, guarded rows, text values.
+"""What every database engine behind a driver shares: one connection, statistics, capped fetches.
 
-SQLite keeps its own modules (:mod:`kgsql.ingest.reader`, :mod:`kgsql.db.guard`):
-it is a file opened in-process, with an authorizer kgsql controls. The
-engines here are reached through a driver, so what they share is written once:
-the :class:`Engine` protocol, the statistics and value queries (plain SQL both
-PostgreSQL and DuckDB run), the row fetch under the caps, and turning a
-driver's error text into the error kinds self-correction acts on.
+The engine itself is one :class:`~kgsql.db.engine.Engine` class (re-exported
+here). SQLite keeps its own modules (:mod:`kgsql.ingest.reader`,
+:mod:`kgsql.db.guard`): it is a file opened in-process, with an authorizer
+kgsql controls. The engines here are reached through a driver, so what they
+share is written once: one connection and lock (:class:`OneConnection`), the
+statistics and value queries (plain SQL both PostgreSQL and DuckDB run), the
+row fetch under the caps, and turning a driver's error text into the error
+kinds self-correction acts on (:func:`classify_message`).
 """
 from __future__ import annotations
 
@@ -15,51 +17,24 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from kgsql.db.budget import row_bytes
-from kgsql.db.guard import QueryResult
-from kgsql.db.sql_errors import ErrorKind
-from kgsql.db.target import Target
-from kgsql.schema.model import ColumnStats, DatabaseSchema, shorten_example
+from kgsql.db.engine import Engine, Target
+from kgsql.db.result import QueryResult
+from kgsql.db.sql_errors import Pattern, classify_message
+from kgsql.schema.model import ColumnStats, shorten_example
 from kgsql.secrets import redact
 
-__all__ = ["Engine", "Fetch", "OneConnection", "first_line", "classify_message", "column_stats", "fetch_capped", "plain_value",
-           "quote_identifier", "sql_literal", "text_values"]
+__all__ = ["Engine", "Fetch", "OneConnection", "Pattern", "first_line", "classify_message", "column_stats", "fetch_capped",
+           "plain_value", "quote_identifier", "sql_literal", "text_values"]
 
 #: Rows fetched per round trip from a server-side cursor.
 FETCH_BATCH: Final = 500
 
 
-class Engine(Protocol):
-    """One open database of an engine kgsql reaches through a driver."""
-
-    #: sqlglot's dialect name, also the engine's name in kgsql ("postgres", "duckdb").
-    dialect: str
-
-    def execute(self, statement: str, *, timeout_s: float, max_rows: int, max_bytes: int) -> QueryResult:
-        """Run one already-validated query read-only under the caps; raise the guard's errors."""
-        ...
-
-    def read_schema(self, name: str, *, sample_rows: int, value_examples: int, with_stats: bool) -> DatabaseSchema:
-        """Tables, columns, types, keys, foreign keys, row counts, statistics and geometry columns."""
-        ...
-
-    def run(self, sql: str) -> list[tuple[Any, ...]]:
-        """One of kgsql's own statements (catalog, statistics), all rows; DatabaseFileError when it fails."""
-        ...
-
-    def text_values(self, table: str, column: str, *, scan_rows: int, max_chars: int, limit: int) -> list[str]:
-        """The most frequent short values of one text column (the value index's input; the caller
-        knows the column's type from the schema)."""
-        ...
-
-    def close(self) -> None:
-        ...
-
-
-class OneConnection:
-    """The state every engine shares: its target, one driver connection (opened on first use), one lock.
+class OneConnection(Engine):
+    """The state every driver engine shares: its target, one driver connection (opened on first use), one lock.
 
     One connection per database and process, used by one statement at a
     time: queries of a service's threads wait for each other rather than
@@ -67,7 +42,7 @@ class OneConnection:
     """
 
     def __init__(self, target: Target) -> None:
-        self.target = target
+        super().__init__(target)
         self._conn: Any = None
         self._lock = threading.Lock()
 
@@ -198,17 +173,3 @@ def text_values(run: Callable[[str], list[tuple[Any, ...]]], table: str, column:
 def is_text_type(type_: str) -> bool:
     """A character column: the only kind the value index reads."""
     return bool(re.search(r"\b(text|varchar|char|character|string|bpchar|name|citext)\b", type_, re.I))
-
-
-# --------------------------------------------------------------------------- error kinds
-
-Pattern = tuple[ErrorKind, re.Pattern[str]]
-
-
-def classify_message(message: str, patterns: Sequence[Pattern]) -> tuple[ErrorKind, str | None]:
-    """The first pattern's kind whose regex finds ``message``, with its ``name`` group."""
-    for kind, pattern in patterns:
-        match = pattern.search(message)
-        if match:
-            return kind, match.groupdict().get("name")
-    return "other", None

@@ -28,10 +28,10 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
+from kgsql.db.engine import register_engine
 from kgsql.db.engines.base import (
     OneConnection,
     Pattern,
-    classify_message,
     column_stats,
     fetch_capped,
     first_line,
@@ -44,7 +44,10 @@ from kgsql.db.statement import _unsafe
 from kgsql.errors import DatabaseFileError
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
 
-__all__ = ["MEMORY_SHARE", "READ_ONLY_CONFIG", "THREADS", "DuckDBEngine", "connection_config"]
+__all__ = ["DUCKDB_MAGIC", "MEMORY_SHARE", "READ_ONLY_CONFIG", "THREADS", "DuckDBEngine", "connection_config"]
+
+#: Bytes 8-11 of every DuckDB file (after an 8-byte checksum).
+DUCKDB_MAGIC: Final = b"DUCK"
 
 #: Share of the guard's per-query memory budget given to DuckDB's ``memory_limit``.
 MEMORY_SHARE: Final = 0.5
@@ -83,10 +86,31 @@ _PATTERNS: Final[tuple[Pattern, ...]] = (
 )
 
 
+#: Function-name prefixes refused on DuckDB: other files and databases, extensions, settings.
+DENIED_PREFIXES: Final = (
+    "read_", "glob", "parquet_", "sniff_csv", "query", "iceberg_", "delta_", "sqlite_scan",
+    "sqlite_attach", "postgres_", "mysql_", "httpfs", "load_", "install_", "checkpoint",
+    "force_checkpoint", "enable_", "disable_", "set_", "reset_",
+)
+
+
+@register_engine
 class DuckDBEngine(OneConnection):
     """One DuckDB file, opened read-only; one query at a time."""
 
-    dialect = "duckdb"
+    name = "duckdb"
+    label = "DuckDB"
+    schemes = ("duckdb",)
+    suffixes = (".duckdb", ".ddb")
+    fence_names = frozenset({"duckdb"})
+    example = "duckdb:///path.duckdb"
+    denied_prefixes = DENIED_PREFIXES
+    error_patterns = _PATTERNS
+    # DuckDB puts NULLs last both ways (None) and divides integers exactly (integer_division False).
+
+    @classmethod
+    def matches_header(cls, header: bytes) -> bool:
+        return header[8:12] == DUCKDB_MAGIC
 
     def _connection(self) -> Any:
         if self._conn is not None:
@@ -128,7 +152,7 @@ class DuckDBEngine(OneConnection):
                 raise SQLQueryError("other", message, sql=statement) from exc
             except duckdb.Error as exc:
                 message = first_line(exc)
-                kind, name = classify_message(message, _PATTERNS)
+                kind, name = self.classify_error(message)
                 raise SQLQueryError(kind, message, name=name, sql=statement) from exc
             finally:
                 timer.cancel()

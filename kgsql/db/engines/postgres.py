@@ -41,12 +41,13 @@ import logging
 import re
 import time
 from typing import Any, Final
+from urllib.parse import unquote, urlsplit
 
 from kgsql.db.credentials import connect_url
+from kgsql.db.engine import Target, register_engine
 from kgsql.db.engines.base import (
     OneConnection,
     Pattern,
-    classify_message,
     column_stats,
     fetch_capped,
     first_line,
@@ -60,9 +61,9 @@ from kgsql.db.guard import QueryResult
 from kgsql.db.privilege import privileged_allowed
 from kgsql.db.sql_errors import QueryResourceError, QueryTimeoutError, SQLQueryError
 from kgsql.db.statement import _unsafe
-from kgsql.db.target import Target
-from kgsql.errors import DatabaseFileError
+from kgsql.errors import DatabaseFileError, InputError
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, SpatialInfo, Table
+from kgsql.secrets import MASK, redact_uri
 
 __all__ = ["PostgresEngine", "PrivilegedRoleError", "ROLE_RECIPE"]
 
@@ -108,10 +109,58 @@ class _ConnectionFacts:
         self.warned = False
 
 
+#: Function-name prefixes refused on PostgreSQL: files, sessions, other connections, administration,
+#: SQL held in a string, sleeping (the read-only transaction already stops writes).
+DENIED_PREFIXES: Final = (
+    "pg_read_", "pg_ls_", "pg_stat_file", "pg_file_", "lo_", "dblink", "pg_terminate_backend",
+    "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile", "pg_promote", "set_config", "pg_sleep",
+    "pg_advisory", "pg_try_advisory", "pg_notify", "pg_logical_", "pg_switch_wal", "pg_create_",
+    "pg_drop_", "pg_replication_", "pg_backup_", "pg_start_backup", "pg_stop_backup", "txid_current",
+    "pg_current_xact_id", "nextval", "setval", "query_to_xml", "cursor_to_xml", "table_to_xml",
+    "schema_to_xml", "database_to_xml", "pg_import_", "pg_stat_reset", "pg_stat_statements_reset",
+    "pg_wal_", "pg_log_", "pg_copy_", "pg_export_snapshot",
+)
+
+
+@register_engine
 class PostgresEngine(OneConnection):
     """One PostgreSQL database; one connection, used by one query at a time."""
 
-    dialect = "postgres"
+    name = "postgres"
+    label = "PostgreSQL"
+    spatial_name = "postgis"
+    spatial_label = "PostGIS"
+    function_kb = "postgis"
+    schemes = ("postgresql", "postgres", "postgresql+psycopg", "postgresql+psycopg2")
+    fence_names = frozenset({"postgresql", "postgres", "psql"})
+    example = "postgresql://..."
+    takes_password = True
+    plain_identifier = re.compile(r"^[a-z_][a-z0-9_]*$")  # bare names fold to lower case
+    denied_prefixes = DENIED_PREFIXES
+    error_patterns = _NAME_PATTERNS
+    nulls_first_when_ascending = False
+    integer_division = True
+
+    @classmethod
+    def target_for_url(cls, text: str) -> Target:
+        """A ``postgresql://`` target: the database name from the path or ``?dbname=``, the password kept apart."""
+        try:
+            parts = urlsplit(text)
+            port = parts.port
+        except ValueError as exc:
+            raise InputError(f"{redact_uri(text)}: not a valid PostgreSQL URL ({exc})") from exc
+        dbname = unquote(parts.path.lstrip("/"))
+        if not dbname:
+            query = dict(p.split("=", 1) for p in parts.query.split("&") if "=" in p)
+            dbname = unquote(query.get("dbname", ""))
+        if not dbname:
+            raise InputError(f"{redact_uri(text)}: the URL names no database; write postgresql://user@host/dbname")
+        if port is not None and not 0 < port < 65536:
+            raise InputError(f"{redact_uri(text)}: port {port} is out of range")
+        url = "postgresql" + text[text.index(":"):]  # psycopg's libpq wants the plain scheme
+        password = unquote(parts.password) if parts.password else None
+        return Target(engine=cls.name, url=url, display=redact_uri(url), name=dbname,
+                      password=None if password == MASK else password)
 
     def __init__(self, target: Target) -> None:
         super().__init__(target)
@@ -322,7 +371,7 @@ def _query_error(exc: Any, statement: str, timeout_s: float) -> Exception:
         return _unsafe(f"PostgreSQL refused the statement: {message}")
     if state.startswith(("53", "54")):  # insufficient resources, program limit exceeded
         return QueryResourceError(message, sql=statement)
-    kind, name = classify_message(message, _NAME_PATTERNS)
+    kind, name = PostgresEngine.classify_error(message)
     kind = _SQLSTATE_KINDS.get(state, kind) if "operator does not exist" not in message else "other"  # type: ignore[assignment]
     if state in ("08000", "08003", "08006") or not state:
         return DatabaseFileError(f"lost the connection to the database: {message}")
