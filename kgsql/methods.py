@@ -4,9 +4,12 @@
     t2s = build("act-sql", graph, lm, pool=ExamplePool.from_spider("train_7000.json"))
     t2s.ask("How many singers do we have?", db="concert_singer")
 
-A method is a ``MethodSpec``: ``MethodOptions`` for the one ``Text2SQL``
-pipeline, composed from shared parts below, so two methods differ exactly by
-the switches that tell them apart. Registered:
+A method is a ``MethodSpec``: options whose type says which list of stages
+(``kgsql.stages``) answers, all over the one correction loop
+(``kgsql.correct.loop``): ``OneCallOptions`` (kgsql and its ablations),
+``PromptOptions`` (the baselines, composed from the shared parts below, so two
+methods differ exactly by the switches that tell them apart),
+``ClassicOptions`` (kgsql-classic); ``AgentOptions`` runs the agent. Registered:
 
 * ``dail-sql``  code-representation schema, masked-question-similarity examples
   (SQL only), "Answer the following with no explanation: ... SELECT"; one shot
@@ -42,14 +45,16 @@ overrides options for a sweep (K in {0, 1, 3, 5}).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, Callable
 
 from kgsql.agent.method import AgentMethod, AgentOptions
 from kgsql.errors import UnknownNameError
 from kgsql.fewshot.shipped import SHIPPED_EXAMPLES, shipped_pool
-from kgsql.generate.pipeline import MethodOptions, Text2SQL
 from kgsql.registry import Registry
+from kgsql.stages.baselines import PromptOptions, prompt_stages
+from kgsql.stages.classic import ClassicOptions, classic_stages
 from kgsql.stages.method import OneCallOptions, StagedMethod
+from kgsql.stages.state import Stage
 
 __all__ = ["MethodSpec", "register_method", "get_method", "available_methods", "build", "SSPA_FUNCTIONS"]
 
@@ -61,10 +66,10 @@ SSPA_TIP_KINDS = ("no_such_table", "no_such_column", "ambiguous_column")
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """A named method: pipeline options plus a one-line description."""
+    """A named method: its options (whose type says which stages run) plus a one-line description."""
 
     name: str
-    options: MethodOptions | OneCallOptions | AgentOptions  # staged (kgsql.stages) / agent (kgsql.agent)
+    options: OneCallOptions | PromptOptions | ClassicOptions | AgentOptions
     description: str = ""
 
     @property
@@ -74,10 +79,8 @@ class MethodSpec:
 
 # --------------------------------------------------------------------------- shared parts
 
-#: The whole database, no selection, no generated evidence, one direct generation.
-PLAIN_PROMPT: dict[str, Any] = dict(kg_schema=False, selection=False, evidence=False, least_to_most=False)
-#: DAIL-SQL's prompt: code representation + SSpa's question format.
-DAIL_PROMPT: dict[str, Any] = dict(PLAIN_PROMPT, question_format="dail", schema_style="code")
+#: DAIL-SQL's prompt: the whole database in code representation + SSpa's question format.
+DAIL_PROMPT: dict[str, Any] = dict(question_format="dail", schema_style="code")
 #: DAIL-SQL's example selection and organisation.
 MASKED_EXAMPLES: dict[str, Any] = dict(shots=5, example_selection="masked-similarity", example_organisation="sql-only")
 #: Nothing beyond the prompt: no SDBMS knowledge, no geography, no self-correction.
@@ -86,20 +89,20 @@ NO_EXTRAS: dict[str, Any] = dict(sdbms=False, geo=False, tips=False, max_rounds=
 SSPA_PARTS: dict[str, Any] = dict(sdbms=True, spatial_function_list=SSPA_FUNCTIONS, geo=True, tips=True,
                                   tip_kinds=SSPA_TIP_KINDS, max_rounds=5, show_failed_query=False)
 #: ACT-SQL's prompt: Table(Column) + 3 rows, 2 static + 2 dynamic examples with schemas and auto-CoT, chat.
-ACT_PROMPT: dict[str, Any] = dict(PLAIN_PROMPT, question_format="chat", schema_style="table-column", example_rows=3,
+ACT_PROMPT: dict[str, Any] = dict(question_format="chat", schema_style="table-column", example_rows=3,
                                   shots=4, static_shots=2, example_selection="hybrid", example_organisation="full",
                                   auto_cot=True)
-#: kgsql adds examples to the default pipeline (used only when a pool is given).
-KGSQL_EXAMPLES: dict[str, Any] = dict(shots=3, example_selection="masked-similarity")
 
 _METHODS: Registry[MethodSpec] = Registry("method", sorted_names=True)
+#: The stage lists of the option types built here (the default's and the agent's are built apart).
+_STAGES: dict[type, Callable[..., list[Stage]]] = {PromptOptions: prompt_stages, ClassicOptions: classic_stages}
 
 
-def _options(*parts: dict[str, Any]) -> MethodOptions:
+def _options(*parts: dict[str, Any]) -> PromptOptions:
     merged: dict[str, Any] = {}
     for p in parts:
         merged.update(p)
-    return MethodOptions(**merged)
+    return PromptOptions(**merged)
 
 
 def register_method(spec: MethodSpec) -> MethodSpec:
@@ -115,12 +118,13 @@ def get_method(name: str) -> MethodSpec:
 
 
 def build(name: str, graph: Any, lm: Any, pool: Any = SHIPPED_EXAMPLES, *, retriever: Any = None,
-          encoder: Any = None, follow_ingest: bool = False, **overrides: Any) -> Text2SQL | StagedMethod | AgentMethod:
-    """A ``Text2SQL`` running method ``name``; ``overrides`` replace option fields (e.g. ``shots=1``).
+          encoder: Any = None, follow_ingest: bool = False, **overrides: Any) -> StagedMethod | AgentMethod:
+    """Method ``name``, ready to ``ask``; ``overrides`` replace option fields (e.g. ``shots=1``).
 
-    ``pool``: the few-shot examples. By default the database's taught examples, else (for the
-    one-call methods) the shipped examples the default was measured with (``kgsql.fewshot.shipped``);
-    ``None``: taught examples, else zero-shot. ``follow_ingest``: for a method kept warm (the service,
+    ``pool``: the few-shot examples. By default the one-call methods show the database's taught
+    examples, else the shipped examples the default was measured with (``kgsql.fewshot.shipped``);
+    ``None``: taught examples, else zero-shot. The baselines and kgsql-classic show a given pool's
+    examples only (zero-shot without one), as they were measured. ``follow_ingest``: for a method kept warm (the service,
     the MCP server), each question checks whether its database was re-ingested and reads it again."""
     shipped = pool is SHIPPED_EXAMPLES
     pool = None if shipped else pool
@@ -137,8 +141,10 @@ def build(name: str, graph: Any, lm: Any, pool: Any = SHIPPED_EXAMPLES, *, retri
         fallback = shipped_pool() if shipped else None  # only the one-call methods show them
         return StagedMethod.one_call(graph, lm, options, pool=pool, fallback_pool=fallback, retriever=retriever,
                                      encoder=encoder, follow_ingest=follow_ingest)
-    return Text2SQL(graph, lm, retriever=retriever, options=options, pool=pool, encoder=encoder,
-                    follow_ingest=follow_ingest)
+    from kgsql.retrieve.lazy import lazy_retriever
+
+    stages = _STAGES[type(options)](options, lm, lazy_retriever(retriever, encoder), pool=pool, encoder=encoder)
+    return StagedMethod(graph, lm, stages, options=options, rewrite=options.rewrite, follow_ingest=follow_ingest)
 
 
 # --------------------------------------------------------------------------- registry
@@ -182,7 +188,7 @@ for _part, _off in KGSQL_ABLATIONS.items():
 register_method(MethodSpec("agent", AgentOptions(),
                            "agent: the model looks the schema up through the graph's tools, one per round "
                            "(Interactive-T2S)"))
-register_method(MethodSpec("kgsql-classic", _options(KGSQL_EXAMPLES),
+register_method(MethodSpec("kgsql-classic", ClassicOptions(),
                            "the first kgsql pipeline: selection, unified KG schema, LLM evidence, least-to-most, tips"))
 
 #: ``eval run --ablation NAME``: a method, DAIL-SQL and the method without each of its parts.

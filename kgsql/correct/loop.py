@@ -32,6 +32,13 @@ same prompt plus a tip often gives the same query. Here:
 4. the answer is chosen by execution: candidates with rows beat empty (or
    vacuous) ones, empty ones beat failures, and among equals the result
    most candidates agree on wins (ties: the earlier candidate).
+
+``tip_rounds`` keeps the rounds the baselines were published with (SSpa §3.7,
+the first kgsql pipeline), so their prompts stay the papers': every
+generation is the step ``sql``; a round goes on only while the check adds a
+tip not given before; the failed query shown is the last one that had SQL;
+a lone row of NULLs counts as rows; the answer is the latest candidate of
+the best rank. The baselines also turn the repairs, rewrites and samples off.
 """
 from __future__ import annotations
 
@@ -55,6 +62,8 @@ from kgsql.llm.trace import Trace
 from kgsql.prompts.templates import fill, join_sections
 
 NO_SQL_TIP = Tip("no_sql", "Answer with one SQL query only.")
+#: The first pipeline's words for it (``tip_rounds``).
+TIP_ROUNDS_NO_SQL_TIP = Tip("no_sql", "Answer with one SQL query only, in a ```sql block.")
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,7 @@ class LoopOptions:
     date_forms: bool = True      # SQLite dates compared as the text they are (strftime('%Y', d) = '2019')
     key_labels: bool = True      # a lookup key shown as the answer shows its label (eye_colour_id -> colour)
     metre_units: bool = False    # SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1); issue 29)
+    tip_rounds: bool = False     # the first pipeline's rounds (SSpa's): see the module docstring
 
 
 #: Rewrites of a failed candidate without a model call, in the order tried: (the LoopOptions switch, the
@@ -126,11 +136,14 @@ def same_query(sql: str) -> str:
     return " ".join(sql.split()).rstrip(";").strip()
 
 
-def _rank(c: Checked) -> int:
-    """2: rows; 1: ran but empty, or only an aggregate over nothing (a lone row of NULLs/zeros); 0: failed."""
+def _rank(c: Checked, *, vacuous: bool = True) -> int:
+    """2: rows; 1: ran but empty, or (``vacuous``) only an aggregate over nothing (a lone row of
+    NULLs/zeros); 0: failed."""
     if c.result is None:
         return 0
-    return 1 if is_vacuous(c.result) else 2
+    if not c.result.rows:
+        return 1
+    return 1 if vacuous and is_vacuous(c.result) else 2
 
 
 def _signature(c: Checked) -> tuple[str, ...]:
@@ -150,6 +163,73 @@ def vote(checked: list[Checked], votes: dict[str, int]) -> Checked | None:
     return max(checked, key=lambda c: (_rank(c), support[_signature(c)], -checked.index(c)))
 
 
+class _Candidates:
+    """One question's candidates: generated, rewritten, run once each, repaired when they fail."""
+
+    def __init__(self, loop: "CorrectionLoop", prompt: Any, question: str, ctx: CheckContext, trace: Trace) -> None:
+        self.generator, self.opts = loop.generator, loop.options
+        self.prompt, self.question, self.ctx, self.trace = prompt, question, ctx, trace
+        self.out = LoopResult()
+        self.tried: dict[str, Checked] = {}
+        self.failed = ""  # the failed-query block last shown (``tip_rounds`` keeps it over a round without SQL)
+
+    def attempt(self, step: str, feedback: str, **params: Any) -> tuple[Checked | None, bool]:
+        """(the candidate, whether it repeats an earlier one); None when the output held no SQL."""
+        from kgsql.sql.extract import extract_sql
+
+        opts, out = self.opts, self.out
+        raw, suffix = self.generator.generate(self.prompt, self.question, self.trace, tips=feedback, step=step,
+                                              **params)
+        out.rounds += 1
+        try:
+            sql = extract_sql(raw, prompt_suffix=suffix, last=self.generator.stepwise)
+        except KgsqlError as exc:
+            out.error = str(exc)
+            return None, False
+        for switch, rewrite in REWRITES:
+            rewritten = rewrite(self.ctx, sql) if getattr(opts, switch) else None
+            if rewritten is not None:
+                sql = rewritten
+                out.repaired += 1
+        key = same_query(sql)
+        out.votes[key] = out.votes.get(key, 0) + 1
+        if key in self.tried:
+            if opts.tip_rounds:  # the latest of equals is the answer: a repeat is the latest
+                self.tried[key] = self.tried.pop(key)
+            return self.tried[key], True
+        checked = self.check(sql)
+        if checked.result is None and opts.tips:
+            return self.repaired(checked), False
+        return checked, False
+
+    def check(self, sql: str) -> Checked:
+        """Run ``sql`` once and remember it."""
+        checked = check_candidate(self.ctx, sql, tips=self.opts.tips, vacuous_as_empty=not self.opts.tip_rounds)
+        self.tried[same_query(sql)] = checked
+        self.out.candidates.append(sql)
+        return checked
+
+    def repaired(self, failed: Checked) -> Checked:
+        """The first of :data:`REPAIRS`' rewrites that runs, else the failed candidate."""
+        for switch, repair in REPAIRS:
+            sql = repair(self.ctx, failed.sql) if getattr(self.opts, switch) else None
+            if sql is None or same_query(sql) in self.tried:
+                continue
+            self.out.votes[same_query(sql)] = self.out.votes.get(same_query(sql), 0) + 1
+            self.out.repaired += 1
+            checked = self.check(sql)
+            if checked.result is not None:
+                return checked
+        return failed
+
+    def best(self) -> Checked | None:
+        """By result (:func:`vote`); with ``tip_rounds`` the latest of the best rank (rows count as rows)."""
+        checked = list(self.tried.values())
+        if not self.opts.tip_rounds or not checked:
+            return vote(checked, self.out.votes)
+        return max(checked, key=lambda c: (_rank(c, vacuous=False), checked.index(c)))
+
+
 class CorrectionLoop:
     """Runs the loop of the module docstring for one question."""
 
@@ -158,81 +238,51 @@ class CorrectionLoop:
         self.options = options
 
     def run(self, prompt: Any, question: str, ctx: CheckContext, trace: Trace) -> LoopResult:
-        from kgsql.sql.extract import extract_sql
-
-        opts, out = self.options, LoopResult()
-        tried: dict[str, Checked] = {}
+        opts = self.options
+        run = _Candidates(self, prompt, question, ctx, trace)
+        out = run.out
         prestart()  # the query worker starts while the model writes the first candidate
-
-        def attempt(step: str, feedback: str, **params: Any) -> tuple[Checked | None, bool]:
-            """(the candidate, whether it repeats an earlier one); None when the output held no SQL."""
-            raw, suffix = self.generator.generate(prompt, question, trace, tips=feedback, step=step, **params)
-            out.rounds += 1
-            try:
-                sql = extract_sql(raw, prompt_suffix=suffix, last=self.generator.stepwise)
-            except KgsqlError as exc:
-                out.error = str(exc)
-                return None, False
-            for switch, rewrite in REWRITES:
-                rewritten = rewrite(ctx, sql) if getattr(opts, switch) else None
-                if rewritten is not None:
-                    sql = rewritten
-                    out.repaired += 1
-            key = same_query(sql)
-            out.votes[key] = out.votes.get(key, 0) + 1
-            if key in tried:
-                return tried[key], True
-            checked = check_candidate(ctx, sql, tips=opts.tips, vacuous_as_empty=True)
-            tried[key] = checked
-            out.candidates.append(sql)
-            if checked.result is None and opts.tips:
-                return repaired(checked), False
-            return checked, False
-
-        def repaired(failed: Checked) -> Checked:
-            """The first of :data:`REPAIRS`' rewrites that runs, else the failed candidate."""
-            for switch, repair in REPAIRS:
-                sql = repair(ctx, failed.sql) if getattr(opts, switch) else None
-                if sql is None or same_query(sql) in tried:
-                    continue
-                checked = check_candidate(ctx, sql, tips=opts.tips, vacuous_as_empty=True)
-                tried[same_query(sql)] = checked
-                out.votes[same_query(sql)] = out.votes.get(same_query(sql), 0) + 1
-                out.candidates.append(sql)
-                out.repaired += 1
-                if checked.result is not None:
-                    return checked
-            return failed
-
-        current, _ = attempt("sql", "")
+        current, _ = run.attempt("sql", "")
         feedback = ""
         rounds = max(1, opts.max_rounds) if opts.tips else 1
+        fix_step = "sql" if opts.tip_rounds else "sql_fix"
         while opts.tips and out.rounds < rounds and (current is None or _rank(current) < 2):
             if current is not None and current.result is not None and not current.tips:
                 break  # ran empty and the rules have nothing to say: sampling decides
-            feedback = self._feedback(current, out)
-            current, repeated = attempt("sql_fix", feedback)
+            fresh = self._new_tips(current, out)
+            if opts.tip_rounds and not fresh:
+                break  # nothing new to say: another round would repeat the prompt
+            feedback = self._feedback(current, run)
+            current, repeated = run.attempt(fix_step, feedback)
             if repeated:
                 break
-        checked = list(tried.values())
-        if opts.tips and opts.samples > 0 and not any(_rank(c) == 2 for c in checked):
+        if opts.tip_rounds and opts.tips and (current is None or current.result is None):
+            self._new_tips(current, out)  # the last failure's tips are reported too
+        if opts.tips and opts.samples > 0 and not any(_rank(c) == 2 for c in run.tried.values()):
             for seed in range(1, opts.samples + 1):
-                attempt("sql_sample", feedback, temperature=opts.temperature, seed=seed)
-            checked = list(tried.values())
-        out.best = vote(checked, out.votes)
+                run.attempt("sql_sample", feedback, temperature=opts.temperature, seed=seed)
+        out.best = run.best()
         if out.best is not None:
             out.error = out.best.error
         return out
 
-    def _feedback(self, current: Checked | None, out: LoopResult) -> str:
-        """The next round's tips block: the failed query and its problem, then every tip so far."""
+    def _new_tips(self, current: Checked | None, out: LoopResult) -> list[Tip]:
+        """Adds the tips of ``current`` (of ``tip_kinds``) not given before to ``out.tips``; returns them."""
         opts = self.options
-        new = [NO_SQL_TIP] if current is None else list(current.tips)
+        no_sql = TIP_ROUNDS_NO_SQL_TIP if opts.tip_rounds else NO_SQL_TIP
+        new = [no_sql] if current is None else list(current.tips)
         if opts.tip_kinds:
             new = [t for t in new if t.kind in opts.tip_kinds]
         seen = {t.text for t in out.tips}
-        out.tips.extend(t for t in new if t.text not in seen)
-        failed = ""
+        fresh = [t for t in new if t.text not in seen]
+        out.tips.extend(fresh)
+        return fresh
+
+    def _feedback(self, current: Checked | None, run: _Candidates) -> str:
+        """The next round's tips block: the failed query and its problem, then every tip so far."""
+        opts = self.options
+        if not opts.tip_rounds:
+            run.failed = ""
         if opts.show_failed_query and current is not None:
             if current.error:
                 problem = f"It failed: {current.error}"
@@ -240,5 +290,5 @@ class CorrectionLoop:
                 problem = f"It returned only {current.result.rows[0]!r}: its filters match no rows."
             else:
                 problem = "It returned no rows."
-            failed = fill("failed_query", sql=current.sql, problem=problem)
-        return join_sections(failed, render_tips(out.tips))
+            run.failed = fill("failed_query", sql=current.sql, problem=problem)
+        return join_sections(run.failed, render_tips(run.out.tips))

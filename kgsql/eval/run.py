@@ -41,9 +41,8 @@ def _csv(text: str | None) -> list[str]:
 
 
 def _ablation_sets() -> dict[str, tuple[str, ...]]:
-    """``--ablation`` choices: the method registry's sets (none while the registry does not import)."""
-    reg = registry()
-    return dict(getattr(reg, "ABLATION_SETS", {})) if reg is not None else {}
+    """``--ablation`` choices: the method registry's sets."""
+    return dict(getattr(registry(), "ABLATION_SETS", {}))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,7 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--questions-lang", choices=languages(), default="en",
                         help=language_help())
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a MethodOptions field, e.g. --set tips=false (repeatable)")
+                        help="override a field of the method's options, e.g. --set tips=false (repeatable)")
     parser.add_argument("--pool", default=None,
                         help="few-shot pool: Spider-format JSON or JSONL query log, or 'none' (default: "
                              + (per_benchmark(lambda b: b.pool_note or None) or "none") + ")")
@@ -372,7 +371,7 @@ def _finish(args: argparse.Namespace, out: Path, cells: list[Cell], methods: lis
             "half": getattr(args, "half", None), "half_seed": getattr(args, "half_seed", 0), "dbs": args.db,
             "evidence": "none" if getattr(args, "no_evidence", False) else "given",
             "model": args.model or os.environ.get("KGSQL_LOCAL_MODEL") or "default",
-            "overrides": overrides, "metric": metric, "method_registry": registry() is not None,
+            "overrides": overrides, "metric": metric, "method_registry": True,
             "cells": results, "table": table, "sessions": sessions}
     meta_path.write_text(json.dumps(meta, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
     return meta

@@ -1,6 +1,6 @@
 """``Answer``: what one question produced (SQL, rows, prompts, tokens), and the question check.
 
-Every method (the staged default and the prompt-strategy pipeline) fills the
+Every method (the staged ones and the agent) fills the
 same ``Answer``, so the CLI, the evaluator and the notebook API read one shape.
 """
 from __future__ import annotations

@@ -68,17 +68,19 @@ class SQLGenerator:
             subs = [s for s in subs if s.strip()] + [question]
         return subs[-4:]
 
-    def generate(self, prompt: SQLPrompt, question: str, trace: Trace, *, tips: str = "") -> tuple[str, str]:
-        """One candidate: (raw model text, the text the prompt ended with for SQL continuation)."""
+    def generate(self, prompt: SQLPrompt, question: str, trace: Trace, *, tips: str = "",
+                 step: str | None = None, **params: Any) -> tuple[str, str]:
+        """One candidate: (raw model text, the text the prompt ended with for SQL continuation);
+        ``step`` names the call in the trace (default ``sql``), ``params`` go to the model."""
         if self.least_to_most:
             if not self.subquestions:
                 self.subquestions = self.decompose(prompt, question, trace)
             tail = join_sections(section("question_section", question=question),
                                  fill("least_to_most", subquestions=bullet_list(self.subquestions)))
             messages = _user_task(prompt, question, tips, tail)
-            return trace.call(self.lm, "sql", messages, max_tokens=self.max_tokens), ""
+            return trace.call(self.lm, step or "sql", messages, max_tokens=self.max_tokens, **params), ""
         messages = _user_task(prompt, question, tips, fill("direct_question", question=question))
-        return trace.call(self.lm, "sql", messages, max_tokens=self.max_tokens), "SELECT"
+        return trace.call(self.lm, step or "sql", messages, max_tokens=self.max_tokens, **params), "SELECT"
 
 
 class FormattedSQLGenerator:

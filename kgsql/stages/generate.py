@@ -2,29 +2,62 @@
 
 The prompt is a question format (``kgsql.generate.formats``): ``schema-first``
 puts what is stable for a database first so a prefix-caching server reads
-the schema once per database; ``dail`` is DAIL-SQL's order (examples first).
+the schema once per database; ``dail`` is DAIL-SQL's order (examples first),
+``chat`` ACT-SQL's. Every method's SQL goes through the one correction loop
+(``kgsql.correct.loop``); the baselines run it as they were published
+(``tip_rounds``, no repairs).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from kgsql.correct import CheckContext
-from kgsql.correct.loop import CorrectionLoop, LoopOptions
+from kgsql.correct.loop import CorrectionLoop, Generator, LoopOptions
 from kgsql.generate.formats import PromptParts, Shot, available_formats
 from kgsql.generate.sqlgen import FormattedSQLGenerator
 from kgsql.errors import UnknownNameError
 from kgsql.stages.state import QuestionState
 
 
-def prompt_parts(state: QuestionState) -> PromptParts:
+def tip_rounds(*, tips: bool, max_rounds: int, tip_kinds: tuple[str, ...] = (),
+               show_failed_query: bool = True) -> LoopOptions:
+    """The baselines' correction: schema-tip rounds only, no repairs, rewrites or samples, so their
+    prompts and answers stay those of the papers (and of the first pipeline)."""
+    return LoopOptions(max_rounds=max_rounds, samples=0, tips=tips, tip_kinds=tip_kinds,
+                       show_failed_query=show_failed_query, repair=False, lookup_repair=False,
+                       date_forms=False, key_labels=False, tip_rounds=True)
+
+
+def prompt_parts(state: QuestionState, *, cot: bool = False) -> PromptParts:
     """Everything the state holds for the prompt, as a question format's parts."""
     return PromptParts(
         question=state.question, schema=state.schema_text, system=state.system,
-        shots=tuple(Shot(q, sql) for q, sql in state.examples), knowledge=state.knowledge, geo=state.geo,
-        lead_shots=tuple(Shot(q, sql) for q, sql in state.lead_examples),
-        hints="\n".join(state.hints), evidence=state.user_evidence,
+        shots=state.shots + tuple(Shot(q, sql) for q, sql in state.examples), knowledge=state.knowledge,
+        geo=state.geo, lead_shots=tuple(Shot(q, sql) for q, sql in state.lead_examples),
+        hints="\n".join(state.hints), evidence=state.user_evidence, cot=cot,
         shots_per_question=state.examples_per_question,
     )
+
+
+def correct_into(state: QuestionState, generator: Generator, prompt: Any, loop: LoopOptions, *,
+                 timeout_s: float, max_rows: int) -> None:
+    """Runs the correction loop for ``prompt`` and writes its outcome into ``state.answer``."""
+    with CheckContext(state.full, state.question, timeout_s=timeout_s, max_rows=max_rows,
+                      evidence=state.answer.evidence) as ctx:
+        result = CorrectionLoop(generator, loop).run(prompt, state.question, ctx, state.trace)
+    answer = state.answer
+    answer.rounds = result.rounds
+    answer.repaired = result.repaired
+    answer.candidates = list(result.candidates)
+    answer.tips = [t.text for t in result.tips]
+    answer.error = result.error
+    best = result.best
+    if best is not None:
+        answer.sql = best.sql
+        if best.result is not None:
+            answer.columns, answer.rows = list(best.result.columns), list(best.result.rows)
+            answer.truncated = best.result.truncated
 
 
 @dataclass
@@ -37,6 +70,7 @@ class GenerateSQL:
     max_tokens: int = 512
     timeout_s: float = 30.0
     max_rows: int = 1000
+    cot: bool = False  # the examples answer with chains of thought (ACT-SQL's auto-CoT): shapes the ending
     name: str = "sql"
 
     def __post_init__(self) -> None:
@@ -45,18 +79,5 @@ class GenerateSQL:
 
     def run(self, state: QuestionState) -> None:
         generator = FormattedSQLGenerator(self.lm, self.layout, max_tokens=self.max_tokens)  # type: ignore[arg-type]
-        with CheckContext(state.full, state.question, timeout_s=self.timeout_s, max_rows=self.max_rows,
-                          evidence=state.answer.evidence) as ctx:
-            result = CorrectionLoop(generator, self.loop).run(prompt_parts(state), state.question, ctx, state.trace)
-        answer = state.answer
-        answer.rounds = result.rounds
-        answer.repaired = result.repaired
-        answer.candidates = list(result.candidates)
-        answer.tips = [t.text for t in result.tips]
-        answer.error = result.error
-        best = result.best
-        if best is not None:
-            answer.sql = best.sql
-            if best.result is not None:
-                answer.columns, answer.rows = list(best.result.columns), list(best.result.rows)
-                answer.truncated = best.result.truncated
+        correct_into(state, generator, prompt_parts(state, cot=self.cot), self.loop, timeout_s=self.timeout_s,
+                     max_rows=self.max_rows)

@@ -42,6 +42,7 @@ class SelectSchema:
     retriever: Callable[[], Any]  # built on first use: loading the encoder takes seconds
     scope: str = "database"
     max_schema_tokens: int = 3000  # "database" scope only up to this size; above it, the selection
+    with_evidence: bool = True  # the query is the question and the user's evidence (False: the question only)
     name: str = "select"
 
     def __post_init__(self) -> None:
@@ -51,7 +52,7 @@ class SelectSchema:
     def run(self, state: QuestionState) -> None:
         # Evidence the user gave (BIRD's, spatial name hints) often names the values the question
         # only paraphrases, possibly in another script: retrieval reads both.
-        query = " ".join(p for p in (state.question, state.user_evidence) if p)
+        query = " ".join(p for p in (state.question, state.user_evidence if self.with_evidence else "") if p)
         selection = self.retriever().select(state.full, query, db_path=state.full.path or None)
         state.answer.selection = selection.to_dict()
         state.focus_tables = list(selection.tables)
@@ -84,6 +85,7 @@ class RenderSchema:
     style: str = "code-values"
     value_examples: int = 3  # the kg style's examples per column
     geo: bool = True
+    example_rows: int = 0  # ACT-SQL's rows after each table
     name: str = "render"
 
     def __post_init__(self) -> None:
@@ -92,14 +94,15 @@ class RenderSchema:
         get_style(self.style)  # an unknown name fails when the method is built
 
     def run(self, state: QuestionState) -> None:
+        from kgsql.generate.styles import render_example_rows, render_schema
+
         schema = state.shown
         if self.style == "kg":  # the unified schema carries its own geographic descriptions
-            state.schema_text = render_kg_schema(schema, RenderOptions(value_examples=self.value_examples,
-                                                                       geo_descriptions=self.geo))
+            text = render_kg_schema(schema, RenderOptions(value_examples=self.value_examples,
+                                                          geo_descriptions=self.geo))
+            state.schema_text = "\n".join(p for p in (text, render_example_rows(schema, self.example_rows)) if p)
         else:
-            from kgsql.generate.styles import render_schema
-
-            state.schema_text = render_schema(self.style, schema)
+            state.schema_text = render_schema(self.style, schema, example_rows=self.example_rows)
             state.geo = render_geo_descriptions(schema) if self.geo else ""
         state.answer.selected_schema = state.schema_text
 

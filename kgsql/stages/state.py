@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kgsql.generate.parts import Shot
 from kgsql.llm.trace import Trace
 from kgsql.schema.model import DatabaseSchema
 
@@ -46,6 +47,8 @@ class QuestionState:
     examples: list[tuple[str, str]] = field(default_factory=list)  # (question, SQL)
     examples_per_question: bool = False         # the examples depend on the question (not cacheable)
     lead_examples: list[tuple[str, str]] = field(default_factory=list)  # the same for every question: shown first
+    shots: tuple[Shot, ...] = ()                # examples as the baselines show them (own schemas, auto-CoT)
+    draft_sql: str | None = None                # DAIL-SQL's preliminary SQL, which steers example selection
 
     @property
     def shown(self) -> DatabaseSchema:

@@ -15,7 +15,6 @@ import sys
 
 import pytest
 
-from kgsql.generate.pipeline import MethodOptions, Text2SQL
 from kgsql.methods import build
 
 SMALL = "qwen2.5-coder-0.5b"
@@ -72,7 +71,7 @@ def test_three_questions_through_the_pipeline(geo, local_server, monkeypatch, tm
 
 def test_the_first_pipeline_still_answers(geo, local_server, monkeypatch, tmp_path):
     monkeypatch.setenv("KGSQL_CACHE_DIR", str(tmp_path))
-    t2s = Text2SQL(geo, local_server.lm(), options=MethodOptions(evidence=False, max_rounds=3))
+    t2s = build("kgsql-classic", geo, local_server.lm(), pool=None, evidence=False, max_rounds=3)
     answer = t2s.ask(QUESTIONS[0], db="geo")
     assert answer.error is None and answer.prompts[-1]["step"] == "sql", (answer.sql, answer.error)
 

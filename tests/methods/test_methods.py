@@ -19,11 +19,10 @@ from golden import assert_golden
 from kgsql.agent import AgentOptions
 from kgsql.errors import UnknownNameError
 from kgsql.fewshot.pool import ExamplePool, PoolExample, SqliteSchemas
-from kgsql.generate.pipeline import Text2SQL
 from kgsql.llm.scripted import ScriptedLM
 from kgsql.methods import KGSQL_ABLATIONS, available_methods, build, get_method
 from kgsql.retrieve.encoder import HashEncoder
-from kgsql.stages.method import OneCallOptions
+from kgsql.stages.method import OneCallOptions, StagedMethod
 
 FIXTURES = Path(__file__).parent / "fixtures"
 QUESTION = "Which river is the longest?"
@@ -63,9 +62,9 @@ def sql_replies(method: str) -> list[str]:
     opts = get_method(method).options
     if isinstance(opts, OneCallOptions):  # staged: corrections are their own step (see script())
         replies = [" nme FROM rivers ORDER BY length_km DESC LIMIT 1", " name FROM rivers ORDER BY length_km DESC LIMIT 1"]
-    elif opts.question_format == "dail":
+    elif getattr(opts, "question_format", "") == "dail":
         replies = [" nme FROM rivers ORDER BY length_km DESC LIMIT 1", " name FROM rivers ORDER BY length_km DESC LIMIT 1"]
-    elif opts.question_format == "chat":
+    elif getattr(opts, "question_format", "") == "chat":
         cot = ("Let's think step by step.\nAccording to \"longest\", columns [rivers.length_km] may be used.\n"
                "So the final answer is:\n")
         replies = [cot + BAD, cot + GOOD]
@@ -221,12 +220,22 @@ def test_kgsql_on_a_spatial_database_is_the_measured_nearest_examples_configurat
     assert prompts[0] == prompts[1] and len(prompts[0]) == 2
 
 
-def test_kgsql_classic_without_a_pool_is_the_default_pipeline(geo_graph) -> None:  # type: ignore[no-untyped-def]
+def test_kgsql_classic_without_a_pool_is_zero_shot(geo_graph) -> None:  # type: ignore[no-untyped-def]
+    """The shipped examples are the one-call methods' only: kgsql-classic without a pool shows none."""
     a = ScriptedLM(script("kgsql-classic"))
-    build("kgsql-classic", geo_graph, a, retriever=WholeSchema()).ask(QUESTION, db="geo")
+    answer = build("kgsql-classic", geo_graph, a, retriever=WholeSchema()).ask(QUESTION, db="geo")
     b = ScriptedLM(script("kgsql-classic"))
-    Text2SQL(geo_graph, b, retriever=WholeSchema()).ask(QUESTION, db="geo")
-    assert [c.messages for c in a.calls] == [c.messages for c in b.calls]
+    build("kgsql-classic", geo_graph, b, pool=None, retriever=WholeSchema()).ask(QUESTION, db="geo")
+    assert answer.examples == [] and [c.messages for c in a.calls] == [c.messages for c in b.calls]
+    assert "/* Answer the following:" not in a.calls[-1].prompt
+
+
+@pytest.mark.parametrize("method", [m for m in available_methods() if m != "agent"])
+def test_every_method_but_the_agent_is_stages_over_the_one_loop(method: str) -> None:
+    """One engine (issue 31): each named method is a list of stages ending in the SQL stage."""
+    t2s = build(method, None, ScriptedLM({}))
+    assert isinstance(t2s, StagedMethod) and t2s.stages[-1].name == "sql"
+    assert hasattr(t2s.stages[-1], "loop")
 
 
 def test_shots_override_and_zero_shot(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]

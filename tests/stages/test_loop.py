@@ -127,3 +127,20 @@ def test_is_vacuous() -> None:
     assert is_vacuous(QueryResult(["n"], [(0,)])) and is_vacuous(QueryResult(["a", "b"], [(None, 0)]))
     assert not is_vacuous(QueryResult(["n"], [(3,)])) and not is_vacuous(QueryResult(["n"], [(0,), (0,)]))
     assert not is_vacuous(QueryResult(["n"], [("",)]))
+
+
+def test_tip_rounds_are_the_baselines_rounds(ctx: CheckContext) -> None:
+    """``tip_rounds`` (the baselines', issue 31): every round is ``sql``; the failed query stays shown over
+    a round without SQL; a repeat ends the rounds; the latest of equally ranked candidates is the answer."""
+    bad, worse = "SELECT Nme FROM country", "SELECT Nme2 FROM country"
+    gen, out = run(ctx, [bad, "I cannot.", worse, worse], tip_rounds=True, repair=False, samples=0, max_rounds=5)
+    assert [c["step"] for c in gen.calls] == ["sql"] * 4
+    assert bad in gen.calls[2]["tips"] and "in a ```sql block" in gen.calls[2]["tips"]
+    assert out.best is not None and out.best.sql == worse and out.rounds == 4
+
+
+def test_tip_rounds_stop_when_the_check_has_nothing_new(ctx: CheckContext) -> None:
+    bad = "SELECT Nme FROM country"
+    gen, out = run(ctx, [bad, bad + " ", bad], tip_rounds=True, repair=False, samples=0, max_rounds=5,
+                   tip_kinds=("ambiguous_column",))
+    assert len(gen.calls) == 1 and out.tips == []  # its only tip is of another kind: no round to add
