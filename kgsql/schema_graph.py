@@ -17,7 +17,7 @@ from kgsql.graph import queries
 from kgsql.graph.facts import list_facts, remove_facts
 from kgsql.graph.store import GraphStore
 from kgsql.ingest.pipeline import IngestReport, ingest
-from kgsql.retrieve.joins import JoinPath, join_path
+from kgsql.schema.joins import JoinPath, join_path
 from kgsql.schema.facts import Fact
 from kgsql.schema.model import Column, DatabaseSchema, Table
 

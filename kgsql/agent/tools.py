@@ -23,7 +23,7 @@ from kgsql.db.guard import QueryResult
 from kgsql.db.isolate import execute_isolated
 from kgsql.db.target import available
 from kgsql.errors import InputError, KgsqlError, UnknownNameError
-from kgsql.retrieve.joins import join_path
+from kgsql.schema.joins import join_path
 from kgsql.retrieve.lazy import lazy_retriever
 from kgsql.schema.model import Column, DatabaseSchema, Table
 

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
-from kgsql.retrieve.joins import FKGraph, fk_graph, path_to
+from kgsql.schema.joins import FKGraph, fk_graph, path_to
 from kgsql.sql.dialects import sqlglot_name
 from kgsql.schema.model import DatabaseSchema, Table
 

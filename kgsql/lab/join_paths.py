@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kgsql.errors import KgsqlError
-from kgsql.retrieve.joins import join_path
+from kgsql.schema.joins import join_path
 from kgsql.schema.model import DatabaseSchema
 
 

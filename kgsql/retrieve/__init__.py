@@ -26,7 +26,7 @@ _LAZY = {
     "TokenEmbeddings": "kgsql.retrieve.encoder",
     "get_encoder": "kgsql.retrieve.encoder",
     "register_encoder": "kgsql.retrieve.encoder",
-    "complete_joins": "kgsql.retrieve.joins",
+    "complete_joins": "kgsql.schema.joins",
     "lazy_retriever": "kgsql.retrieve.lazy",
 }
 

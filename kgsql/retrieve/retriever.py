@@ -37,7 +37,7 @@ from kgsql.retrieve.documents import FIELD_NAMES, Document, schema_documents
 from kgsql.retrieve.encoder import Encoder, TokenEmbeddings, get_encoder
 from kgsql.retrieve.features import LogisticModel, SchemaFacts, column_features, table_features
 from kgsql.retrieve.index import IndexStore, TokenIndex
-from kgsql.retrieve.joins import FKGraph, complete_joins, fk_graph
+from kgsql.schema.joins import FKGraph, complete_joins, fk_graph
 from kgsql.retrieve.late_interaction import LateInteractionScores, late_interaction
 from kgsql.retrieve.selection import (
     REASON_DESCRIPTION, REASON_JOIN, REASON_NAME, REASON_PRIMARY_KEY, REASON_TABLE, REASON_TOP_K, REASON_VALUE,

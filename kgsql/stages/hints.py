@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from kgsql.errors import UnknownNameError
 from kgsql.generate.render import table_ref
 from kgsql.generate.spatial_relations import relations_between
-from kgsql.retrieve.joins import complete_joins
+from kgsql.schema.joins import complete_joins
 from kgsql.schema.model import DatabaseSchema
 from kgsql.stages.state import QuestionState, ValueHit
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from kgsql.retrieve.joins import complete_joins
+from kgsql.schema.joins import complete_joins
 from kgsql.retrieve.values import ValueIndex, ValueLimits, extract_values
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
 
