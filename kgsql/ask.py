@@ -64,7 +64,7 @@ def overrides_from(args: argparse.Namespace, known: set[str] | None = None) -> d
 
     ``known``: the method's option names; a flag for an option the method lacks is an error,
     limits it lacks are left out."""
-    from kgsql.eval.method import parse_sets
+    from kgsql.methods import parse_sets
 
     overrides = limits_from(args)
     if known is not None:

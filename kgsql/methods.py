@@ -44,11 +44,13 @@ overrides options for a sweep (K in {0, 1, 3, 5}).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+import math
+from collections.abc import Sequence
+from dataclasses import MISSING, dataclass, fields, replace
 from typing import Any, Callable
 
 from kgsql.agent.method import AgentMethod, AgentOptions
-from kgsql.errors import UnknownNameError
+from kgsql.errors import InputError, UnknownNameError
 from kgsql.fewshot.shipped import SHIPPED_EXAMPLES, shipped_pool
 from kgsql.registry import Registry
 from kgsql.stages.baselines import PromptOptions, prompt_stages
@@ -56,7 +58,7 @@ from kgsql.stages.classic import ClassicOptions, classic_stages
 from kgsql.stages.method import OneCallOptions, StagedMethod
 from kgsql.stages.state import Stage
 
-__all__ = ["MethodSpec", "register_method", "get_method", "available_methods", "build", "SSPA_FUNCTIONS"]
+__all__ = ["MethodSpec", "register_method", "get_method", "available_methods", "build", "parse_sets", "SSPA_FUNCTIONS"]
 
 #: SSpa §3.2: "commonly used functions, such as GLength, Area, Distance, Centroid, Touches, and Intersects".
 SSPA_FUNCTIONS = ("GLength", "Area", "Distance", "Centroid", "Touches", "Intersects")
@@ -196,3 +198,75 @@ ABLATION_SETS: dict[str, tuple[str, ...]] = {
     "kgsql": ("dail-sql", "kgsql", *(f"kgsql-{p}" for p in KGSQL_ABLATIONS)),
     "sspa": ("dail-sql", "sspa", *(f"sspa-{p}" for p in SSPA_ABLATIONS)),
 }
+
+
+# --------------------------------------------------------------------------- --set key=value
+
+_TRUE = {"1", "true", "yes", "on", "y", "t"}
+_FALSE = {"0", "false", "no", "off", "n", "f"}
+
+
+def _option_fields() -> dict[str, Any]:
+    """Defaults of every option name some method knows (the method itself refuses the others when built)."""
+    kinds = {type(get_method(name).options): None for name in available_methods()}
+    defaults: dict[str, Any] = {}
+    for f in [f for kind in kinds for f in fields(kind)]:
+        if f.default is not MISSING:
+            defaults[f.name] = f.default
+        elif f.default_factory is not MISSING:  # type: ignore[misc]
+            defaults[f.name] = f.default_factory()  # type: ignore[misc]
+        else:
+            defaults[f.name] = None
+    return defaults
+
+
+def _convert(key: str, text: str, default: Any) -> Any:
+    """``text`` as the type of the option's default (bool, int, float, tuple, str)."""
+    raw = text.strip()
+    if isinstance(default, bool):
+        low = raw.lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        raise InputError(f"--set {key}={text}: expected true or false")
+    try:
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            value = float(raw)
+            if not math.isfinite(value):
+                raise InputError(f"--set {key}={text}: expected a finite number")
+            return value
+    except ValueError as exc:
+        raise InputError(f"--set {key}={text}: expected a {type(default).__name__}") from exc
+    if isinstance(default, (tuple, list)):
+        return tuple(p.strip() for p in raw.split(",") if p.strip())
+    if default is None:
+        low = raw.lower()
+        if low in ("none", "null", ""):
+            return None
+        for cast in (int, float):
+            try:
+                return cast(raw)
+            except ValueError:
+                pass
+    return raw
+
+
+def parse_sets(items: Sequence[str] | None) -> dict[str, Any]:
+    """``["tips=false", "max_rounds=3"]`` -> typed method option overrides.
+
+    Unknown option names are refused with the list of known ones, so a typo
+    cannot silently run the unablated method."""
+    defaults = _option_fields()
+    out: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise InputError(f"--set {item!r}: expected key=value")
+        if key not in defaults:
+            raise UnknownNameError(f"--set {key}: unknown method option (known: {', '.join(sorted(defaults))})")
+        out[key] = _convert(key, value, defaults[key])
+    return out

@@ -9,15 +9,9 @@ is a flag, not a code change.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import MISSING, fields
 from typing import Any, Protocol, Sequence
 
-from kgsql.errors import InputError, KgsqlError, UnknownNameError
-
-_TRUE = {"1", "true", "yes", "on", "y", "t"}
-_FALSE = {"0", "false", "no", "off", "n", "f"}
-
+from kgsql.errors import KgsqlError
 
 class Asker(Protocol):
     """What the runner needs from a method."""
@@ -39,71 +33,9 @@ def available_methods() -> list[str]:
     return list(registry().available_methods())
 
 
-def _option_fields() -> dict[str, Any]:
-    """Defaults of every option name some method knows (the method itself refuses the others when built)."""
-    reg = registry()
-    kinds = {type(reg.get_method(name).options): None for name in reg.available_methods()}
-    defaults: dict[str, Any] = {}
-    for f in [f for kind in kinds for f in fields(kind)]:
-        if f.default is not MISSING:
-            defaults[f.name] = f.default
-        elif f.default_factory is not MISSING:  # type: ignore[misc]
-            defaults[f.name] = f.default_factory()  # type: ignore[misc]
-        else:
-            defaults[f.name] = None
-    return defaults
-
-
-def _convert(key: str, text: str, default: Any) -> Any:
-    """``text`` as the type of the option's default (bool, int, float, tuple, str)."""
-    raw = text.strip()
-    if isinstance(default, bool):
-        low = raw.lower()
-        if low in _TRUE:
-            return True
-        if low in _FALSE:
-            return False
-        raise InputError(f"--set {key}={text}: expected true or false")
-    try:
-        if isinstance(default, int):
-            return int(raw)
-        if isinstance(default, float):
-            value = float(raw)
-            if not math.isfinite(value):
-                raise InputError(f"--set {key}={text}: expected a finite number")
-            return value
-    except ValueError as exc:
-        raise InputError(f"--set {key}={text}: expected a {type(default).__name__}") from exc
-    if isinstance(default, (tuple, list)):
-        return tuple(p.strip() for p in raw.split(",") if p.strip())
-    if default is None:
-        low = raw.lower()
-        if low in ("none", "null", ""):
-            return None
-        for cast in (int, float):
-            try:
-                return cast(raw)
-            except ValueError:
-                pass
-    return raw
-
-
 def parse_sets(items: Sequence[str] | None) -> dict[str, Any]:
-    """``["tips=false", "max_rounds=3"]`` -> typed method option overrides.
-
-    Unknown option names are refused with the list of known ones, so a typo
-    cannot silently run the unablated method."""
-    defaults = _option_fields()
-    out: dict[str, Any] = {}
-    for item in items or ():
-        key, sep, value = item.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or not key:
-            raise InputError(f"--set {item!r}: expected key=value")
-        if key not in defaults:
-            raise UnknownNameError(f"--set {key}: unknown method option (known: {', '.join(sorted(defaults))})")
-        out[key] = _convert(key, value, defaults[key])
-    return out
+    """``--set key=value`` items as typed option overrides (``kgsql.methods.parse_sets``), or the registry's one-line error."""
+    return registry().parse_sets(items)
 
 
 def make_method(name: str, graph: Any, lm: Any, shots: int | None = None, pool: Any = None,

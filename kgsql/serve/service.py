@@ -159,7 +159,7 @@ class Service:
             trace: bool = False) -> dict[str, Any]:
         """``sets``: method options (an option the method lacks is an error); ``limits``: options
         applied where the method has them (timeout_s, max_rows, ...), as ``ask``'s flags are."""
-        from kgsql.eval.method import parse_sets
+        from kgsql.methods import parse_sets
         from kgsql.methods import get_method
 
         self.graph.database_info(db)  # unknown database: one clear error before any model work
