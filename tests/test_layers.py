@@ -83,3 +83,22 @@ def test_no_import_cycle() -> None:
     except graphlib.CycleError as exc:
         cycle = exc.args[1][::-1]  # graphlib lists each module before the one that imports it
         raise AssertionError("import cycle: " + " imports ".join(cycle)) from None
+
+
+#: (who, what they must not import) -- issue 31's seams: a user surface does not need the benchmark
+#: package, and the foreign-key graph is schema knowledge, not retrieval.
+FORBIDDEN: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("ask", "serve", "mcp", "demo", "sql_cli", "methods", "stages", "agent"), "eval"),
+    (("correct", "stages", "agent", "schema_graph"), "retrieve.joins"),
+)
+
+
+def test_user_surfaces_do_not_import_the_benchmark_package() -> None:
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        me = part_of(module_name(path))
+        for parts, banned in FORBIDDEN:
+            if me in parts:
+                found += [f"{path.relative_to(ROOT)} imports {m}" for m in imports(path)
+                          if m == f"kgsql.{banned}" or m.startswith(f"kgsql.{banned}.")]
+    assert found == []
