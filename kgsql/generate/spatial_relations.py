@@ -17,7 +17,7 @@ from typing import Final
 
 from kgsql.errors import UnknownNameError
 from kgsql.generate.render import table_ref
-from kgsql.schema.geometry_units import base_type, is_lon_lat
+from kgsql.schema.geometry_units import base_type, is_lon_lat, measure_form
 from kgsql.schema.model import Column, DatabaseSchema, Table
 
 __all__ = ["SpatialRelation", "spatial_relation", "relations_between"]
@@ -77,7 +77,7 @@ def spatial_relation(a: Table, b: Table, dialect: str = "sqlite") -> SpatialRela
             return SpatialRelation(x.name, y.name, verb, forms[postgis].format(a=_ref(x, gx), b=_ref(y, gy)))
     if "POINT" in kinds and "POLYGON" not in kinds:
         lon_lat = is_lon_lat(ga.spatial) is not False and is_lon_lat(gb.spatial) is not False
-        form = _DISTANCE[(0 if lon_lat else 2) + (1 if postgis else 0)]
+        form = measure_form(_DISTANCE, lon_lat=lon_lat, postgis=postgis)
         return SpatialRelation(a.name, b.name, "near", form.format(a=_ref(a, ga), b=_ref(b, gb)), measured=True)
     return None
 

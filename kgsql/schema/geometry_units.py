@@ -15,7 +15,7 @@ from typing import Final
 
 from kgsql.schema.model import Column, SpatialInfo
 
-__all__ = ["GEOGRAPHIC_SRIDS", "base_type", "is_lon_lat", "measure_note"]
+__all__ = ["GEOGRAPHIC_SRIDS", "base_type", "is_lon_lat", "measure_form", "measure_note"]
 
 #: Longitude/latitude reference systems: WGS 84, NAD83, ETRS89, GDA94, CGCS2000.
 GEOGRAPHIC_SRIDS: Final = frozenset({4326, 4269, 4258, 4283, 4490})
@@ -47,6 +47,12 @@ def base_type(geometry_type: str) -> str:
     return kind.rstrip("ZM") if kind not in _MEASURES else kind
 
 
+def measure_form(forms: tuple[str, ...] | list[str], *, lon_lat: bool, postgis: bool) -> str:
+    """The one of four forms (SpatiaLite lon/lat, PostGIS lon/lat, SpatiaLite projected, PostGIS projected)
+    that measures in metres on this geometry and engine."""
+    return forms[(0 if lon_lat else 2) + (1 if postgis else 0)]
+
+
 def measure_note(column: Column, dialect: str = "sqlite") -> str:
     """``lon/lat degrees (SRID 4326); length in metres: GLength(Shape, 1)`` for a geometry column, or
     "" when the column is not spatial or its units are unknown."""
@@ -64,6 +70,6 @@ def measure_note(column: Column, dialect: str = "sqlite") -> str:
     if measure is None:
         return units
     what, unit, *forms = measure
-    form = forms[(0 if lon_lat else 2) + (1 if postgis else 0)]
+    form = measure_form(forms, lon_lat=lon_lat, postgis=postgis)
     return f"{units}; {what} in {unit}: {form.format(g=column.name)}" if lon_lat else \
         f"{units}; {what}: {form.format(g=column.name)}"

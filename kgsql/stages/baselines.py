@@ -14,27 +14,15 @@ named in brackets.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Callable
 
-from kgsql.errors import InputError
-from kgsql.stages.evidence import USER_EVIDENCE_MODES, GatherEvidence
+from kgsql.stages.evidence import GatherEvidence
 from kgsql.stages.generate import GenerateSQL, tip_rounds
+from kgsql.stages.options import check_options
 from kgsql.stages.schema import RenderSchema, SelectSchema, SpatialNotes, WholeDatabase
 from kgsql.stages.shots import DraftSQL, PickShots
 from kgsql.stages.state import Stage
-
-
-def check_values(options: Any) -> None:
-    """Refuse a user-evidence mode that does not exist and negative counts, when a method is built."""
-    if options.user_evidence not in USER_EVIDENCE_MODES:
-        raise InputError(f"user_evidence '{options.user_evidence}': expected one of {', '.join(USER_EVIDENCE_MODES)}")
-    for f in fields(options):
-        value = getattr(options, f.name)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
-            raise InputError(f"{f.name} must not be negative, not {value}")
-    if not 0 < options.timeout_s < float("inf"):
-        raise InputError("timeout_s must be a positive number of seconds")
 
 
 @dataclass(frozen=True)
@@ -68,7 +56,7 @@ class PromptOptions:
     rewrite: bool = True             # conversations: rewrite the question to stand alone
 
     def __post_init__(self) -> None:
-        check_values(self)
+        check_options(self)
 
 
 def prompt_stages(options: PromptOptions, lm: Any, retriever: Callable[[], Any], *, pool: Any = None,

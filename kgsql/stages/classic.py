@@ -18,9 +18,9 @@ from kgsql.generate.render import render_geo_descriptions
 from kgsql.generate.sqlgen import SQLGenerator, SQLPrompt
 from kgsql.prompts.templates import join_sections, section
 from kgsql.sql.dialects import dialect_of, label
-from kgsql.stages.baselines import check_values
 from kgsql.stages.evidence import GatherEvidence, sectioned_context
 from kgsql.stages.generate import correct_into, tip_rounds
+from kgsql.stages.options import check_options
 from kgsql.stages.schema import RenderSchema, SelectSchema, SpatialNotes, WholeDatabase
 from kgsql.stages.shots import PickShots
 from kgsql.stages.state import QuestionState, Stage
@@ -53,7 +53,7 @@ class ClassicOptions:
     rewrite: bool = True             # conversations: rewrite the question to stand alone
 
     def __post_init__(self) -> None:
-        check_values(self)
+        check_options(self)
 
 
 @dataclass

@@ -19,10 +19,10 @@ database" block:
   leads to and that table's label (``eye colour: join colour on
   superhero.eye_colour_id = colour.id and read colour.colour``) -- exactly the
   choice the join hints leave out when one lookup table has several keys;
-* spatial hints (``spatial_hints``, being measured): how the relevant geometry
-  tables that share no key relate by location (``airports lies inside cities
-  when Within(airports.Location, cities.Shape) = 1``), from their geometry
-  types (:mod:`kgsql.generate.spatial_relations`).
+* spatial hints (``spatial_hints``): how the relevant geometry
+  tables that share no key relate by location (``airports inside cities:
+  Within(airports.Location, cities.Shape) = 1``), from their geometry types
+  (:mod:`kgsql.generate.spatial_relations`); measured no gain, off.
 
 This replaces LLM-written evidence as the default: with small models that
 evidence misled the SQL (docs/eval.md); it stays an option for strong endpoints.

@@ -17,14 +17,15 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from kgsql.correct.loop import LoopOptions
-from kgsql.errors import InputError, KgsqlError
+from kgsql.errors import KgsqlError
 from kgsql.generate.answer import Answer, check_question
 from kgsql.generate.render import identifier_quoting
 from kgsql.ingest.sources import GraphSchemas
-from kgsql.stages.evidence import USER_EVIDENCE_MODES, GatherEvidence
+from kgsql.stages.evidence import GatherEvidence
 from kgsql.stages.examples import PickExamples
 from kgsql.stages.generate import GenerateSQL
 from kgsql.stages.hints import GraphHints
+from kgsql.stages.options import check_options
 from kgsql.stages.schema import RenderSchema, SelectSchema, SpatialNotes, WholeDatabase
 from kgsql.sql.dialects import dialect_of
 from kgsql.stages.state import QuestionState, Stage
@@ -74,14 +75,7 @@ class OneCallOptions:
     rewrite: bool = True             # conversations: rewrite the question to stand alone
 
     def __post_init__(self) -> None:
-        if self.user_evidence not in USER_EVIDENCE_MODES:
-            raise InputError(f"user_evidence '{self.user_evidence}': expected one of {', '.join(USER_EVIDENCE_MODES)}")
-        for name in ("shots", "lead_shots", "max_rounds", "samples", "max_tokens", "spatial_functions", "value_examples",
-                     "max_schema_tokens"):
-            if getattr(self, name) < 0:
-                raise InputError(f"{name} must not be negative, not {getattr(self, name)}")
-        if not 0 < self.timeout_s < float("inf") or self.max_rows < 0:
-            raise InputError("timeout_s must be a positive number of seconds and max_rows not negative")
+        check_options(self)
 
 
 def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], Any], *, pool: Any = None,

@@ -1,0 +1,26 @@
+"""What every method's option group shares: the values it refuses when the method is built.
+
+The default's ``OneCallOptions``, the baselines' ``PromptOptions`` and the classic
+pipeline's ``ClassicOptions`` take the same kinds of settings (counts, seconds, a
+user-evidence mode); one check keeps a bad ``--set`` refused the same way by all.
+"""
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from kgsql.errors import InputError
+from kgsql.stages.evidence import USER_EVIDENCE_MODES
+
+
+def check_options(options: Any) -> None:
+    """Refuse a user-evidence mode that does not exist, a negative number, or a timeout that is not a
+    positive number of seconds (one line each, naming the option)."""
+    if options.user_evidence not in USER_EVIDENCE_MODES:
+        raise InputError(f"user_evidence '{options.user_evidence}': expected one of {', '.join(USER_EVIDENCE_MODES)}")
+    for f in fields(options):
+        value = getattr(options, f.name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+            raise InputError(f"{f.name} must not be negative, not {value}")
+    if not 0 < options.timeout_s < float("inf"):
+        raise InputError("timeout_s must be a positive number of seconds")
