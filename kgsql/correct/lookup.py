@@ -71,24 +71,13 @@ def _key_for(scope: Scope, column: exp.Column) -> tuple[str, ForeignKey] | None:
     return found[0] if len(found) == 1 else None
 
 
-def _new_alias(scope: Scope, table: str) -> str:
-    alias, n = table, 1
-    while alias.lower() in scope.by_alias:
-        n += 1
-        alias = f"{table}_{n}"
-    return alias
-
-
 def _join_lookup(scope: Scope, alias: str, fk: ForeignKey) -> str:
     """Join the key's table under a fresh alias; the alias."""
     lookup = scope.schema.table(fk.ref_table)
-    new = _new_alias(scope, lookup.name)
-    scope.by_alias[new.lower()] = lookup
-    scope.alias_of.setdefault(lookup.name.lower(), new)
+    new = scope.fresh_alias(lookup.name)
     left = exp.column(exp.to_identifier(fk.column), table=exp.to_identifier(written(scope, alias)))
     right = exp.column(exp.to_identifier(fk.ref_column), table=exp.to_identifier(new))
-    target = exp.to_table(lookup.name) if new == lookup.name else exp.alias_(exp.to_table(lookup.name), new, table=True)
-    scope.select.join(target, on=exp.EQ(this=left, expression=right), copy=False)
+    scope.add_join(lookup, new, exp.EQ(this=left, expression=right))
     return new
 
 

@@ -9,7 +9,9 @@ same prompt plus a tip often gives the same query. Here:
    a failed one is first rewritten without a model call by the repairs of
    :data:`REPAIRS`, in order (columns on the wrong tables moved through the FK
    graph, ``kgsql.correct.repair``; a lookup table's label read through its
-   key, ``kgsql.correct.lookup``), keeping the first rewrite that runs;
+   key, ``kgsql.correct.lookup``; on spatial databases a column of the table a
+   row lies in joined by location, ``kgsql.correct.spatial_joins``), keeping
+   the first rewrite that runs;
    every candidate is first rewritten by :data:`REWRITES`, for queries that run
    and answer wrongly: on PostGIS, lengths/areas/distances of lon/lat geometry
    cast to geography, so they come in metres (``kgsql.correct.units``);
@@ -54,6 +56,7 @@ from kgsql.correct.lookup import labels_for_shown_keys, labels_through_keys, rep
 from kgsql.correct.ranking import rank_known_values
 from kgsql.correct.ratios import cast_ratios
 from kgsql.correct.repair import repair_joins
+from kgsql.correct.spatial_joins import repair_spatial_joins
 from kgsql.correct.units import ellipsoid_units, geography_units
 from kgsql.correct.rules import is_vacuous
 from kgsql.db.isolate import prestart
@@ -78,6 +81,7 @@ class LoopOptions:
     show_failed_query: bool = True
     repair: bool = True          # join repair of misplaced columns (no model call)
     lookup_repair: bool = True   # a lookup table's label read through its key (no model call; issue 28)
+    spatial_repair: bool = True  # a column of the table a row lies in, joined by location (no model call; issue 29)
     ratio_cast: bool = False     # integer-by-integer divisions cast to REAL (no model call; being measured)
     rank_known: bool = False     # ranked SELECTs skip NULL / documented missing values (being measured)
     match_literals: bool = False  # text literals in the column's stored spelling ('human' -> 'Human'; measured)
@@ -92,6 +96,7 @@ class LoopOptions:
 REPAIRS: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("repair", repair_joins),
     ("lookup_repair", repair_lookups),
+    ("spatial_repair", repair_spatial_joins),
 )
 
 

@@ -66,6 +66,22 @@ class Scope:
     def alias(self, table: str) -> str:
         return self.alias_of[table.lower()]
 
+    def fresh_alias(self, table: str) -> str:
+        """``table`` itself when no FROM item is called so, else ``table_2``, ``table_3``..."""
+        alias, n = table, 1
+        while alias.lower() in self.by_alias:
+            n += 1
+            alias = f"{table}_{n}"
+        return alias
+
+    def add_join(self, table: Table, alias: str, on: exp.Expression) -> None:
+        """``JOIN table [AS alias] ON on``, known to this scope from now on."""
+        self.by_alias[alias.lower()] = table
+        self.alias_of.setdefault(table.name.lower(), alias)
+        target = exp.to_table(table.name) if alias == table.name else exp.alias_(exp.to_table(table.name), alias,
+                                                                                  table=True)
+        self.select.join(target, on=on, copy=False)
+
 
 def _has(table: Table, column: str) -> bool:
     return any(c.name.lower() == column.lower() for c in table.columns)
@@ -121,13 +137,14 @@ def _join_path(scope: Scope, steps: list[tuple[str, str]], g: FKGraph) -> None:
         if b.lower() in scope.alias_of:
             continue
         fk = g.fks(a, b)[0]
-        alias = b if b.lower() not in scope.by_alias else f"{b}_2"
-        scope.by_alias[alias.lower()] = scope.schema.table(b)
-        scope.alias_of[b.lower()] = alias
-        left = exp.column(exp.to_identifier(fk.column), table=exp.to_identifier(scope.alias(fk.table)))
-        right = exp.column(exp.to_identifier(fk.ref_column), table=exp.to_identifier(scope.alias(fk.ref_table)))
-        table = exp.to_table(b) if alias == b else exp.alias_(exp.to_table(b), alias, table=True)
-        scope.select.join(table, on=exp.EQ(this=left, expression=right), copy=False)
+        alias = scope.fresh_alias(b)
+
+        def ref(table: str) -> exp.Identifier:
+            return exp.to_identifier(alias if table == b else scope.alias(table))
+
+        left = exp.column(exp.to_identifier(fk.column), table=ref(fk.table))
+        right = exp.column(exp.to_identifier(fk.ref_column), table=ref(fk.ref_table))
+        scope.add_join(scope.schema.table(b), alias, exp.EQ(this=left, expression=right))
 
 
 def _enclosing_names(select: exp.Select) -> set[str]:

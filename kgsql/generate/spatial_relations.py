@@ -4,38 +4,21 @@ Spatial tables rarely share a key: an airport lies in a city because its point i
 inside the city's polygon, not because it stores the city's id. Without saying so,
 the 1.5B joins such tables on look-alike text columns (``airports.name =
 cities.name``) or on nothing; on the spatial set this was the most common wrong
-answer (issue 29's failure table). The geometry types decide the predicate: a
-point inside a polygon (``Within``), a line or polygon meeting another line or
-polygon (``Intersects``), two points or a point and a line by distance (in metres
-on lon/lat data). Nothing here is written for one database; a profile may still
-override the schema, and these lines then follow from what it says.
+answer (issue 29's failure table). The geometry types decide the predicate
+(``kgsql.schema.spatial_pairs``); this module writes it as the hint's sentence.
+Nothing here is written for one database; a profile may still override the
+schema, and these lines then follow from what it says.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
 
 from kgsql.errors import UnknownNameError
 from kgsql.generate.render import table_ref
-from kgsql.schema.geometry_units import base_type, is_lon_lat, measure_form
 from kgsql.schema.model import Column, DatabaseSchema, Table
+from kgsql.schema.spatial_pairs import pairing
 
 __all__ = ["SpatialRelation", "spatial_relation", "relations_between"]
-
-#: (SpatiaLite, PostGIS) forms: a predicate that is true when ``{a}`` relates to ``{b}``.
-_WITHIN: Final = ("Within({a}, {b}) = 1", "ST_Within({a}, {b})")
-_INTERSECTS: Final = ("Intersects({a}, {b}) = 1", "ST_Intersects({a}, {b})")
-#: distance forms: (SpatiaLite lon/lat, PostGIS lon/lat, SpatiaLite projected, PostGIS projected)
-_DISTANCE: Final = ("Distance({a}, {b}, 1)", "ST_Distance({a}::geography, {b}::geography)",
-                    "Distance({a}, {b})", "ST_Distance({a}, {b})")
-
-#: (geometry type of a, of b) -> (how a relates to b, the predicate forms); the pair is tried both ways.
-_RELATIONS: Final = {
-    ("POINT", "POLYGON"): ("inside", _WITHIN),
-    ("LINESTRING", "POLYGON"): ("crossing", _INTERSECTS),
-    ("POLYGON", "POLYGON"): ("overlapping", _INTERSECTS),
-    ("LINESTRING", "LINESTRING"): ("crossing", _INTERSECTS),
-}
 
 
 @dataclass(frozen=True)
@@ -55,31 +38,17 @@ class SpatialRelation:
         return f"{table_ref(self.a)} {self.verb} {table_ref(self.b)}: {self.condition}"
 
 
-def _geometry(table: Table) -> Column | None:
-    return next((c for c in table.columns if c.spatial is not None), None)
-
-
 def _ref(table: Table, column: Column) -> str:
     return f"{table_ref(table.name)}.{table_ref(column.name)}"
 
 
 def spatial_relation(a: Table, b: Table, dialect: str = "sqlite") -> SpatialRelation | None:
     """How ``a`` relates to ``b`` by location, or None when either has no geometry of a known type."""
-    ga, gb = _geometry(a), _geometry(b)
-    if ga is None or gb is None or ga.spatial is None or gb.spatial is None:
+    p = pairing(a, b)
+    if p is None:
         return None
-    kinds = (base_type(ga.spatial.geometry_type), base_type(gb.spatial.geometry_type))
-    postgis = dialect == "postgres"
-    for (x, gx), (y, gy), pair in (((a, ga), (b, gb), kinds), ((b, gb), (a, ga), kinds[::-1])):
-        found = _RELATIONS.get(pair)
-        if found is not None:
-            verb, forms = found
-            return SpatialRelation(x.name, y.name, verb, forms[postgis].format(a=_ref(x, gx), b=_ref(y, gy)))
-    if "POINT" in kinds and "POLYGON" not in kinds:
-        lon_lat = is_lon_lat(ga.spatial) is not False and is_lon_lat(gb.spatial) is not False
-        form = measure_form(_DISTANCE, lon_lat=lon_lat, postgis=postgis)
-        return SpatialRelation(a.name, b.name, "near", form.format(a=_ref(a, ga), b=_ref(b, gb)), measured=True)
-    return None
+    condition = p.condition(_ref(p.first, p.first_geometry), _ref(p.second, p.second_geometry), dialect)
+    return SpatialRelation(p.first.name, p.second.name, p.verb, condition, measured=p.measured)
 
 
 def relations_between(schema: DatabaseSchema, tables: list[str], *, limit: int = 3,

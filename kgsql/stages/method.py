@@ -60,6 +60,7 @@ class OneCallOptions:
     tips: bool = True                # [sql] run, check and correct (False: one call, no checks)
     join_repair: bool = True         # [sql] move misplaced columns to their tables via the FK graph
     lookup_repair: bool = True       # [sql] read a lookup table's label through its key (eye_colour -> colour)
+    spatial_repair: bool = True      # [sql] a column of the table a row lies in, joined by location (province)
     ratio_cast: bool = False         # [sql] divide integer ratios as reals (COUNT(..) * 100 / COUNT(*))
     rank_known: bool = False         # [sql] ORDER BY .. LIMIT skips NULL and documented missing values
     match_literals: bool = False     # [sql] text literals in the column's stored spelling ('human' -> 'Human')
@@ -86,7 +87,8 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
     Examples come from ``pool``, else the database's taught ``graph_examples``, else ``fallback_pool``."""
     o = options
     loop = LoopOptions(max_rounds=o.max_rounds, samples=o.samples, temperature=o.temperature, tips=o.tips,
-                       repair=o.join_repair, lookup_repair=o.lookup_repair, ratio_cast=o.ratio_cast,
+                       repair=o.join_repair, lookup_repair=o.lookup_repair, spatial_repair=o.spatial_repair,
+                       ratio_cast=o.ratio_cast,
                        rank_known=o.rank_known, match_literals=o.match_literals, date_forms=o.date_forms,
                        key_labels=o.key_labels, metre_units=o.metre_units)
     needs_retrieval = o.scope != "database" or o.value_hints or o.join_hints or o.spatial_hints
