@@ -14,7 +14,9 @@ same prompt plus a tip often gives the same query. Here:
    the first rewrite that runs;
    every candidate is first rewritten by :data:`REWRITES`, for queries that run
    and answer wrongly: on PostGIS, lengths/areas/distances of lon/lat geometry
-   cast to geography, so they come in metres (``kgsql.correct.units``);
+   cast to geography, so they come in metres (``kgsql.correct.units``); two
+   geometry tables joined on a condition that joins nothing joined by location
+   (``kgsql.correct.location_joins``);
    by default also a key compared with a label compared through its lookup
    table, a key into a pure lookup table shown as the answer shown by its
    label (``kgsql.correct.lookup``) and dates compared as the text SQLite
@@ -52,6 +54,7 @@ from typing import Any, Protocol
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
 from kgsql.correct.dates import sqlite_dates
 from kgsql.correct.literals import match_literals
+from kgsql.correct.location_joins import location_joins
 from kgsql.correct.lookup import labels_for_shown_keys, labels_through_keys, repair_lookups
 from kgsql.correct.ranking import rank_known_values
 from kgsql.correct.ratios import cast_ratios
@@ -88,6 +91,7 @@ class LoopOptions:
     date_forms: bool = True      # SQLite dates compared as the text they are (strftime('%Y', d) = '2019')
     key_labels: bool = True      # a lookup key shown as the answer shows its label (eye_colour_id -> colour)
     metre_units: bool = False    # SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1); issue 29)
+    location_joins: bool = True  # geometry tables joined on nothing (T1.a = T1.a) joined by location (issue 29)
     tip_rounds: bool = False     # the first pipeline's rounds (SSpa's): see the module docstring
 
 
@@ -105,6 +109,7 @@ REPAIRS: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
 REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("repair", geography_units),
     ("metre_units", ellipsoid_units),
+    ("location_joins", location_joins),
     ("lookup_repair", labels_through_keys),
     ("key_labels", labels_for_shown_keys),
     ("ratio_cast", cast_ratios),

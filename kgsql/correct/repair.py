@@ -61,7 +61,7 @@ class Scope:
 
     def holders(self, column: str) -> list[str]:
         """Aliases of the FROM items that have ``column``."""
-        return [a for a, t in self.by_alias.items() if _has(t, column)]
+        return [a for a, t in self.by_alias.items() if has_column(t, column)]
 
     def alias(self, table: str) -> str:
         return self.alias_of[table.lower()]
@@ -83,7 +83,8 @@ class Scope:
         self.select.join(target, on=on, copy=False)
 
 
-def _has(table: Table, column: str) -> bool:
+def has_column(table: Table, column: str) -> bool:
+    """Whether ``table`` has ``column`` (case-insensitive, as SQLite resolves names)."""
     return any(c.name.lower() == column.lower() for c in table.columns)
 
 
@@ -118,7 +119,7 @@ def _nearest_owner(scope: Scope, column: str, g: FKGraph) -> tuple[Table, list[t
     present = [t.name for t in scope.by_alias.values()]
     found: list[tuple[int, Table, list[tuple[str, str]]]] = []
     for table in scope.schema.tables:
-        if table.name.lower() in scope.alias_of or not _has(table, column):
+        if table.name.lower() in scope.alias_of or not has_column(table, column):
             continue
         steps = path_to(g, present, table.name)
         if steps:
@@ -166,7 +167,7 @@ def _requalify_or_join(scope: Scope, col: exp.Column, g: FKGraph, enclosing: set
     if qualifier in enclosing:
         return False
     table = next((t for t in scope.schema.tables if t.name.lower() == qualifier), None)
-    if table is None or not _has(table, col.name):
+    if table is None or not has_column(table, col.name):
         return False
     if qualifier in scope.alias_of:  # in FROM, written under an alias
         _set_table(col, scope.alias(table.name))
@@ -190,7 +191,7 @@ def _repair_select(select: exp.Select, schema: DatabaseSchema, g: FKGraph) -> bo
         qualifier = col.table.lower()
         holders = scope.holders(col.name)
         if qualifier and qualifier in scope.by_alias:
-            if _has(scope.by_alias[qualifier], col.name):
+            if has_column(scope.by_alias[qualifier], col.name):
                 continue
             if len(holders) == 1:
                 _set_table(col, written(scope, holders[0]))

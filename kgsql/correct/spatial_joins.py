@@ -28,21 +28,19 @@ so a wrong repair costs one execution.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
 from kgsql.correct.lookup import label_column
-from kgsql.correct.repair import Scope, own_columns, qualify_all, rewrite_selects, written
+from kgsql.correct.repair import Scope, has_column, own_columns, qualify_all, rewrite_selects, written
 from kgsql.schema.model import Column, DatabaseSchema, Table
-from kgsql.schema.spatial_pairs import Pairing, geometry_column, pairing
+from kgsql.schema.spatial_pairs import geometry_column, pairing
 from kgsql.sql.dialects import sqlglot_name
 from kgsql.sql.names import parse_sql
 
-__all__ = ["repair_spatial_joins"]
-
-
-def _has(table: Table, column: str) -> bool:
-    return any(c.name.lower() == column.lower() for c in table.columns)
+__all__ = ["located_condition", "located_partners", "repair_spatial_joins"]
 
 
 def _geometry_names(schema: DatabaseSchema) -> set[str]:
@@ -68,7 +66,7 @@ def _outer_has(select: exp.Select, column: str, schema: DatabaseSchema) -> bool:
     outer = select.parent
     while outer is not None:
         if isinstance(outer, exp.Select) and any(
-                _has(tables[t.name.lower()], column) for t in outer.find_all(exp.Table) if t.name.lower() in tables):
+                has_column(tables[t.name.lower()], column) for t in outer.find_all(exp.Table) if t.name.lower() in tables):
             return True
         outer = outer.parent
     return False
@@ -82,7 +80,7 @@ def _fix_geometry(scope: Scope, col: exp.Column, names: set[str]) -> bool:
         table = scope.by_alias.get(col.table.lower())
     else:
         table = next(iter(scope.by_alias.values())) if len(scope.by_alias) == 1 else None
-    if table is None or _has(table, col.name):
+    if table is None or has_column(table, col.name):
         return False
     geometry = geometry_column(table)
     if geometry is None:
@@ -91,51 +89,55 @@ def _fix_geometry(scope: Scope, col: exp.Column, names: set[str]) -> bool:
     return True
 
 
-class _Located:
-    """The one (FROM item, other table) pair related by containment or crossing, for each candidate table."""
-
-    def __init__(self, scope: Scope) -> None:
-        self.scope = scope
-        schema = scope.schema
-        self.keyed = {frozenset((fk.table.lower(), fk.ref_table.lower())) for fk in schema.foreign_keys}
-
-    def relation(self, table: Table) -> tuple[str, Pairing] | None:
-        """(the FROM alias, the pairing) when exactly one FROM item relates to ``table`` by location."""
-        found: list[tuple[str, Pairing]] = []
-        for alias, present in self.scope.by_alias.items():
-            if frozenset((present.name.lower(), table.name.lower())) in self.keyed:
-                return None  # a key joins them: the FK repair's case
-            p = pairing(present, table)
-            if p is not None and not p.measured:
-                found.append((alias, p))
-        return found[0] if len(found) == 1 else None
+def located_partners(scope: Scope, table: Table, among: Iterable[str]) -> list[str]:
+    """The FROM aliases among ``among`` whose tables relate to ``table`` by containment or crossing; none when
+    a foreign key links ``table`` to any FROM item (the key repairs' case)."""
+    keyed = {frozenset((fk.table.lower(), fk.ref_table.lower())) for fk in scope.schema.foreign_keys}
+    if any(frozenset((t.name.lower(), table.name.lower())) in keyed for t in scope.by_alias.values()):
+        return []
+    found = []
+    for alias in among:
+        p = pairing(scope.by_alias[alias], table)
+        if p is not None and not p.measured and scope.by_alias[alias] is not table:
+            found.append(alias)
+    return found
 
 
-def _owner(scope: Scope, located: _Located, column: str) -> tuple[Table, Column, str, Pairing] | None:
-    """(the table to join, the column to read, the FROM alias it relates to, the pairing)."""
+def _related(scope: Scope, table: Table) -> str | None:
+    """The one FROM alias that relates to ``table`` by location, else None."""
+    partners = located_partners(scope, table, list(scope.by_alias))
+    return partners[0] if len(partners) == 1 else None
+
+
+def _owner(scope: Scope, column: str) -> tuple[Table, Column, str] | None:
+    """(the table to join, the column to read, the FROM alias it relates to by location)."""
     absent = [t for t in scope.schema.tables if t.name.lower() not in scope.alias_of]
     owners = []
     for table in absent:
-        if _has(table, column):
-            related = located.relation(table)
+        if has_column(table, column):
+            related = _related(scope, table)
             if related is not None:
-                owners.append((table, next(c for c in table.columns if c.name.lower() == column.lower()), *related))
+                owners.append((table, next(c for c in table.columns if c.name.lower() == column.lower()), related))
     if owners:
         return owners[0] if len(owners) == 1 else None
     named = [t for t in absent if _singular(t.name) == _singular(column)]
     if len(named) != 1:
         return None
-    related = located.relation(named[0])
+    related = _related(scope, named[0])
     name = _name_column(scope.schema, named[0])
-    if related is None or name is None or related[1].verb not in ("inside", "crossing"):
+    if related is None or name is None:
         return None
-    return (named[0], name, *related)
+    return named[0], name, related
 
 
-def _location_condition(scope: Scope, table: Table, new: str, alias: str, p: Pairing,
-                        dialect: str) -> exp.Expression | None:
-    """The pairing as a join condition between ``table`` (to be joined as ``new``) and the FROM item ``alias``."""
-    refs = {id(table): new, id(scope.by_alias[alias]): written(scope, alias)}
+def located_condition(scope: Scope, table: Table, alias: str, other: str, dialect: str) -> exp.Expression | None:
+    """How ``table`` (written as ``alias``) relates by containment or crossing to the FROM item ``other``, as a
+    join condition; None when they relate by distance or not at all."""
+    partner = scope.by_alias[other]
+    p = pairing(table, partner)
+    if p is None or p.measured or partner is table:
+        return None
+    refs = {id(table): alias, id(partner): written(scope, other)}
     columns = {"kgsql_first": exp.column(p.first_geometry.name, table=refs[id(p.first)]),
                "kgsql_second": exp.column(p.second_geometry.name, table=refs[id(p.second)])}
     on = parse_sql(p.condition("kgsql_first", "kgsql_second", dialect), sqlglot_name(dialect))
@@ -153,7 +155,6 @@ def _repair_select(select: exp.Select, schema: DatabaseSchema, dialect: str) -> 
         return False
     names = _geometry_names(schema)
     outputs = {e.alias.lower() for e in select.expressions if isinstance(e, exp.Alias) and e.alias}
-    located = _Located(scope)
     changed = qualified = False
     for col in own_columns(select):
         if _fix_geometry(scope, col, names):
@@ -163,12 +164,12 @@ def _repair_select(select: exp.Select, schema: DatabaseSchema, dialect: str) -> 
         if ((qualifier and qualifier not in scope.by_alias) or scope.holders(col.name)
                 or col.name.lower() in outputs or (not qualifier and _outer_has(select, col.name, schema))):
             continue  # an enclosing query's alias or column, a column a FROM item has, an output name
-        owner = _owner(scope, located, col.name)
+        owner = _owner(scope, col.name)
         if owner is None:
             continue
-        table, column, alias, p = owner
+        table, column, alias = owner
         new = scope.fresh_alias(table.name)
-        on = _location_condition(scope, table, new, alias, p, dialect)
+        on = located_condition(scope, table, new, alias, dialect)
         if on is None:
             continue
         if not qualified:
