@@ -12,8 +12,11 @@ failure table, these were 9; no key joins the tables, so the FK join repair
 model call:
 
 * a geometry column the table lacks (``hotels.Shape`` when hotels store
-  ``Location``) becomes the table's own geometry column, when the SELECT has a
-  single FROM item or the column names it;
+  ``Location``) becomes the table's own geometry column, and a ``length`` or
+  ``area`` a table of lines or polygons does not store becomes its measure in
+  metres (``GLength(Shape, 1)``: one database of the spatial set stores road
+  lengths, its twin does not), when the SELECT has a single FROM item or the
+  column names it;
 * a column no FROM item has, owned by exactly one other table that relates to
   exactly one FROM item by containment or crossing (a point inside a polygon, a
   line crossing a polygon...; not by distance, which needs a number the question
@@ -29,12 +32,14 @@ so a wrong repair costs one execution.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final
 
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
 from kgsql.correct.lookup import label_column
 from kgsql.correct.repair import Scope, has_column, own_columns, qualify_all, rewrite_selects, written
+from kgsql.schema.geometry_units import measure
 from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.schema.spatial_pairs import geometry_column, pairing
 from kgsql.sql.dialects import sqlglot_name
@@ -72,20 +77,41 @@ def _outer_has(select: exp.Select, column: str, schema: DatabaseSchema) -> bool:
     return False
 
 
-def _fix_geometry(scope: Scope, col: exp.Column, names: set[str]) -> bool:
-    """``Shape`` on a table whose geometry is ``Location``: the table's own geometry column."""
-    if col.name.lower() not in names or (not col.table and _outer_has(scope.select, col.name, scope.schema)):
-        return False
+#: Names a query gives a measure the table does not store -> what :func:`measure` must measure.
+_MEASURE_NAMES: Final = {"length": "length", "len": "length", "shape_leng": "length", "shape_length": "length",
+                         "area": "area", "shape_area": "area"}
+
+
+def _lacking(scope: Scope, col: exp.Column) -> Table | None:
+    """The FROM item a geometry-ish column is written on (its qualifier, or the one FROM item) when it lacks it."""
     if col.table:
         table = scope.by_alias.get(col.table.lower())
+    elif len(scope.by_alias) == 1 and not _outer_has(scope.select, col.name, scope.schema):
+        table = next(iter(scope.by_alias.values()))
     else:
-        table = next(iter(scope.by_alias.values())) if len(scope.by_alias) == 1 else None
-    if table is None or has_column(table, col.name):
+        return None
+    return None if table is None or has_column(table, col.name) else table
+
+
+def _fix_geometry(scope: Scope, col: exp.Column, names: set[str], dialect: str) -> bool:
+    """``Shape`` on a table whose geometry is ``Location``: the table's own geometry column; ``length`` or
+    ``area`` on a table of lines or polygons that stores none: the measure in metres (``GLength(Shape, 1)``)."""
+    wanted = _MEASURE_NAMES.get(col.name.lower())
+    if col.name.lower() not in names and wanted is None:
         return False
-    geometry = geometry_column(table)
+    table = _lacking(scope, col)
+    geometry = geometry_column(table) if table is not None else None
     if geometry is None:
         return False
-    col.set("this", exp.to_identifier(geometry.name))
+    if wanted is None:
+        col.set("this", exp.to_identifier(geometry.name))
+        return True
+    ref = exp.column(geometry.name, table=col.table or None).sql(dialect=sqlglot_name(dialect))
+    found = measure(geometry, ref, dialect)
+    expression = parse_sql(found[1], sqlglot_name(dialect)) if found is not None and found[0] == wanted else None
+    if not isinstance(expression, exp.Expression):
+        return False
+    col.replace(expression)
     return True
 
 
@@ -157,13 +183,15 @@ def _repair_select(select: exp.Select, schema: DatabaseSchema, dialect: str) -> 
     outputs = {e.alias.lower() for e in select.expressions if isinstance(e, exp.Alias) and e.alias}
     changed = qualified = False
     for col in own_columns(select):
-        if _fix_geometry(scope, col, names):
+        if not col.table and col.name.lower() in outputs:
+            continue  # an output's name (ORDER BY length)
+        if _fix_geometry(scope, col, names, dialect):
             changed = True
             continue
         qualifier = col.table.lower()
         if ((qualifier and qualifier not in scope.by_alias) or scope.holders(col.name)
-                or col.name.lower() in outputs or (not qualifier and _outer_has(select, col.name, schema))):
-            continue  # an enclosing query's alias or column, a column a FROM item has, an output name
+                or (not qualifier and _outer_has(select, col.name, schema))):
+            continue  # an enclosing query's alias or column, a column a FROM item has
         owner = _owner(scope, col.name)
         if owner is None:
             continue

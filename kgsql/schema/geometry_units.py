@@ -15,7 +15,7 @@ from typing import Final
 
 from kgsql.schema.model import Column, SpatialInfo
 
-__all__ = ["GEOGRAPHIC_SRIDS", "base_type", "is_lon_lat", "measure_form", "measure_note"]
+__all__ = ["GEOGRAPHIC_SRIDS", "base_type", "is_lon_lat", "measure", "measure_form", "measure_note"]
 
 #: Longitude/latitude reference systems: WGS 84, NAD83, ETRS89, GDA94, CGCS2000.
 GEOGRAPHIC_SRIDS: Final = frozenset({4326, 4269, 4258, 4283, 4490})
@@ -51,6 +51,18 @@ def measure_form(forms: tuple[str, ...] | list[str], *, lon_lat: bool, postgis: 
     """The one of four forms (SpatiaLite lon/lat, PostGIS lon/lat, SpatiaLite projected, PostGIS projected)
     that measures in metres on this geometry and engine."""
     return forms[(0 if lon_lat else 2) + (1 if postgis else 0)]
+
+
+def measure(column: Column, ref: str, dialect: str = "sqlite") -> tuple[str, str] | None:
+    """(what is measured: ``length`` or ``area``, the expression measuring ``ref`` in metres where the units are
+    known) for a line or polygon column; None for points, other columns and unknown units."""
+    info = column.spatial
+    found = _MEASURES.get(base_type(info.geometry_type)) if info is not None else None
+    lon_lat = is_lon_lat(info) if info is not None else None
+    if found is None or found[0] == "distance" or lon_lat is None:
+        return None
+    what, _unit, *forms = found
+    return what, measure_form(forms, lon_lat=lon_lat, postgis=dialect == "postgres").format(g=ref)
 
 
 def measure_note(column: Column, dialect: str = "sqlite") -> str:

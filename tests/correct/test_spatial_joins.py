@@ -38,8 +38,15 @@ def ctx(example_db: Path) -> Iterator[CheckContext]:
      "SELECT c.name FROM cities AS c JOIN provinces AS p ON Within(c.Location, p.Shape) = 1 "
      "WHERE p.name = 'Eastvale'",
      None),
+    # a length the table of lines does not store: measured, in metres on lon/lat data
+    ("SELECT name, length FROM rivers ORDER BY length DESC LIMIT 1",
+     "SELECT name, GLength(Shape, 1) FROM rivers ORDER BY GLength(Shape, 1) DESC LIMIT 1",
+     [("Silver River", pytest.approx(298_000, rel=0.2))]),
+    ("SELECT p.name FROM provinces AS p ORDER BY p.area DESC LIMIT 1",
+     "SELECT p.name FROM provinces AS p ORDER BY Area(p.Shape, 1) DESC LIMIT 1",
+     [("Westmoor",)]),
 ])
-def test_repairs(ctx: CheckContext, sql: str, repaired: str, rows: list[tuple[str]] | None) -> None:
+def test_repairs(ctx: CheckContext, sql: str, repaired: str, rows: list[tuple[object, ...]] | None) -> None:
     assert repair_spatial_joins(ctx, sql) == repaired
     result = ctx.execute(repaired)  # and it runs
     if rows is not None:
@@ -63,6 +70,9 @@ def test_the_relation_is_the_database_s_own(ctx: CheckContext) -> None:
     "SELECT r.name FROM rivers AS r JOIN provinces AS p ON 1 = 1 WHERE Shape IS NULL",  # Shape: whose? ambiguous
     "SELECT name FROM provinces WHERE EXISTS (SELECT 1 FROM cities WHERE Within(cities.Location, Shape) = 1)",
     "SELEC name FROM rivers",                                         # does not parse
+    "SELECT GLength(Shape, 1) AS length FROM rivers ORDER BY length",  # an output's name
+    "SELECT name FROM cities ORDER BY length",                        # points have no length
+    "SELECT name FROM rivers ORDER BY area",                          # lines have no area
 ])
 def test_left_alone(ctx: CheckContext, sql: str) -> None:
     assert repair_spatial_joins(ctx, sql) is None
