@@ -5,7 +5,9 @@
     answer.steps                                        # every thought, action and observation
 
 The prompt stays the same size however wide the schema is: the model sees
-the table names only and looks everything else up. Each round is one model
+the table names only and looks everything else up (``schema=table-column``
+shows each table's columns too, while they fit ``schema_tokens``: a small
+model that sees the columns invents fewer of them). Each round is one model
 call; a malformed action is answered with a one-line correction; ``Done``
 runs the final query (a failing one gets one chance to be fixed). Small
 models loop, so a step that repeats an earlier one is not run again (the
@@ -28,10 +30,12 @@ from kgsql.agent.transports import TRANSPORTS, Transport
 from kgsql.sql.dialects import dialect_of, label
 from kgsql.errors import InputError, KgsqlError
 from kgsql.generate.answer import Answer, Candidate, check_question
+from kgsql.generate.styles import available_styles, render_schema
 from kgsql.llm.trace import Trace
 from kgsql.ingest.sources import GraphSchemas
 from kgsql.prompts.templates import fill
 from kgsql.retrieve.lazy import lazy_retriever
+from kgsql.stages.schema import CHARS_PER_TOKEN
 
 MAX_REPEATS = 3  # refused repeats in a row that end an episode
 DEMOS = ("company", "library", "clinic")  # one table, a 4-table join, a value + evidence
@@ -48,6 +52,9 @@ class AgentOptions:
     top_k: int = 5                  # columns / values per search
     max_rows: int = 10              # rows shown per ExecuteSQL
     tables_shown: int = 40          # table names in the question turn (the rest are counted)
+    schema: str = "names"           # names: table names only (the paper's); or a schema style shown in the question
+                                    # turn ("table-column": each table with its columns) while it fits schema_tokens
+    schema_tokens: int = 1500       # the most a shown schema may take; a bigger one: table names only
     max_tokens: int = 256
     temperature: float = 0.0
     timeout_s: float = 30.0
@@ -60,7 +67,10 @@ class AgentOptions:
             raise InputError(f"max_rounds must be at least 1, not {self.max_rounds}")
         if not 0 < self.timeout_s < float("inf"):
             raise InputError(f"timeout_s must be a positive number of seconds, not {self.timeout_s}")
-        for name in ("top_k", "max_rows", "tables_shown", "max_tokens", "max_rows_answer"):
+        if self.schema != "names" and self.schema not in available_styles():
+            raise InputError(f"schema '{self.schema}': expected names or a schema style "
+                             f"({', '.join(available_styles())})")
+        for name in ("top_k", "max_rows", "tables_shown", "max_tokens", "max_rows_answer", "schema_tokens"):
             if getattr(self, name) < 1:
                 raise InputError(f"{name} must be at least 1, not {getattr(self, name)}")
         unknown = [d for d in self.demos if d not in available_demos()]
@@ -86,14 +96,28 @@ def instruction(options: AgentOptions, dialect: str = "SQLite") -> str:
     return fill("agent_instruction", dialect=dialect, tools=tools, demos=demos)
 
 
-def question_turn(question: str, database: str, tables: Sequence[str], evidence: str = "", limit: int = 40) -> str:
-    """``Question: ...`` (+ ``Evidence:``) and the database with its table names (at most ``limit``)."""
-    shown = ", ".join(tables[:limit]) + (f", ... ({len(tables)} tables)" if len(tables) > limit else "")
+def question_turn(question: str, database: str, tables: Sequence[str], evidence: str = "", limit: int = 40,
+                  schema_text: str = "") -> str:
+    """``Question: ...`` (+ ``Evidence:``) and the database with its table names (at most ``limit``), or with
+    ``schema_text`` (its tables and columns) when given."""
     lines = [f"Question: {question}"]
     if evidence.strip():
         lines.append(f"Evidence: {evidence.strip()}")
-    lines.append(f"Database: {database} (tables: {shown})")
+    if schema_text:
+        lines.append(f"Database: {database}, tables and columns:\n{schema_text}")
+    else:
+        shown = ", ".join(tables[:limit]) + (f", ... ({len(tables)} tables)" if len(tables) > limit else "")
+        lines.append(f"Database: {database} (tables: {shown})")
     return "\n".join(lines)
+
+
+def shown_schema(options: AgentOptions, schema: Any) -> str:
+    """The schema text for the question turn: "" with ``schema=names`` or when it would exceed the budget
+    (a wide database keeps the table-names prompt, whose size does not grow with the schema)."""
+    if options.schema == "names":
+        return ""
+    text = render_schema(options.schema, schema).strip()
+    return text if len(text) / CHARS_PER_TOKEN <= options.schema_tokens else ""
 
 
 class AgentMethod:
@@ -129,7 +153,8 @@ class AgentMethod:
             dialect = {"spatialite": "SpatiaLite (SQLite)", "postgis": "PostGIS (PostgreSQL)"}.get(
                 dialect_of(tools.schema), label(dialect_of(tools.schema)))
             transport.begin(instruction(self.options, dialect),
-                            question_turn(question, db, tables, evidence or "", self.options.tables_shown))
+                            question_turn(question, db, tables, evidence or "", self.options.tables_shown,
+                                          shown_schema(self.options, tools.schema)))
             self._episode(transport, tools, trace, answer)
         except KgsqlError as exc:
             answer.error = str(exc)

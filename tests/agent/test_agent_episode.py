@@ -163,7 +163,9 @@ def test_unknown_database_and_bad_options_are_one_clear_error(graph) -> None:  #
     for kwargs, message in [({"transport": "smoke"}, "expected one of text, functions"),
                             ({"max_rounds": 0}, "at least 1"), ({"demos": ("nope",)}, "no demonstration"),
                             ({"timeout_s": 0}, "positive number of seconds"),
-                            ({"timeout_s": float("inf")}, "positive number of seconds")]:
+                            ({"timeout_s": float("inf")}, "positive number of seconds"),
+                            ({"schema": "tables"}, "expected names or a schema style"),
+                            ({"schema_tokens": 0}, "at least 1")]:
         with pytest.raises(InputError, match=message):
             AgentOptions(**kwargs)
 
@@ -185,3 +187,19 @@ def test_ask_cli_runs_the_agent_method(stub_env, cli_ingest, example_db: Path) -
     assert f"SQL: {LONGEST}" in run.stdout and "Silver River" in run.stdout
     assert 'Action: SearchColumn("length")' in run.stdout and "Observation: 1. rivers.length_km" in run.stdout
     assert stub.requests[0]["json"]["stop"][0] == "\nObservation"
+
+
+def test_the_question_turn_can_show_the_columns_within_a_budget(graph) -> None:  # type: ignore[no-untyped-def]
+    lm = ScriptedLM([f'Action: Done("{LONGEST}")'])
+    answer = AgentMethod(graph, lm, AgentOptions(schema="table-column")).ask("Longest river?", "episode_geo")
+    assert answer.rows == [("Silver River",)]
+    assert lm.calls[0].messages[1]["content"] == (
+        "Question: Longest river?\nDatabase: episode_geo, tables and columns:\n"
+        "# provinces(province_id, name, capital_city_id, population, Shape)\n"
+        "# cities(city_id, name, province_id, population, is_capital, founded, Location)\n"
+        "# rivers(river_id, name, length_km, Shape)\n"
+        "# river_cities(river_id, city_id)")
+    # over the budget: the table names only, as a wide database needs
+    lm = ScriptedLM([f'Action: Done("{LONGEST}")'])
+    AgentMethod(graph, lm, AgentOptions(schema="table-column", schema_tokens=10)).ask("Longest river?", "episode_geo")
+    assert lm.calls[0].messages[1]["content"].endswith("(tables: provinces, cities, rivers, river_cities)")
