@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from kgsql.correct import CheckContext
 from kgsql.ingest.reader import read_database
 from kgsql.schema.model import DatabaseSchema
 
@@ -29,3 +31,10 @@ def dbs(example_db: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
     conn.commit()
     conn.close()
     return {name: (path, read_database(path)) for name, path in (("geo", example_db), ("school", school))}
+
+
+@pytest.fixture
+def geo_ctx(dbs: dict[str, tuple[Path, DatabaseSchema]]) -> Iterator[CheckContext]:
+    """A check context on the example SpatiaLite file (a question-free one: the rewrites read the SQL)."""
+    with CheckContext(dbs["geo"][1], "q") as ctx:
+        yield ctx

@@ -2,9 +2,6 @@
 their location relation; a join that matches rows, or one a key makes, is kept."""
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from kgsql.correct import CheckContext
@@ -12,12 +9,6 @@ from kgsql.correct.location_joins import location_joins
 from kgsql.ingest.reader import read_database
 
 NORTHMARK_RIVERS = [("Silver River",)]
-
-
-@pytest.fixture
-def ctx(example_db: Path) -> Iterator[CheckContext]:
-    with CheckContext(read_database(example_db), "q") as c:
-        yield c
 
 
 @pytest.mark.parametrize("sql,rewritten", [
@@ -32,9 +23,9 @@ def ctx(example_db: Path) -> Iterator[CheckContext]:
      "SELECT rivers.name FROM provinces JOIN rivers ON Intersects(rivers.Shape, provinces.Shape) = 1 "
      "WHERE provinces.name = 'Northmark'"),
 ])
-def test_rewrites(ctx: CheckContext, sql: str, rewritten: str) -> None:
-    assert location_joins(ctx, sql) == rewritten
-    assert sorted(ctx.execute(rewritten).rows) == NORTHMARK_RIVERS
+def test_rewrites(geo_ctx: CheckContext, sql: str, rewritten: str) -> None:
+    assert location_joins(geo_ctx, sql) == rewritten
+    assert sorted(geo_ctx.execute(rewritten).rows) == NORTHMARK_RIVERS
 
 
 @pytest.mark.parametrize("sql", [
@@ -45,8 +36,8 @@ def test_rewrites(ctx: CheckContext, sql: str, rewritten: str) -> None:
     "SELECT r.name FROM rivers AS r JOIN provinces AS p ON r.name = p.name AND p.population > 1",  # not one equality
     "SELECT r.name FROM rivers AS r, provinces AS p",                                     # no condition
 ])
-def test_kept(ctx: CheckContext, sql: str) -> None:
-    assert location_joins(ctx, sql) is None
+def test_kept(geo_ctx: CheckContext, sql: str) -> None:
+    assert location_joins(geo_ctx, sql) is None
 
 
 def test_nothing_happens_without_geometry(make_sqlite) -> None:  # type: ignore[no-untyped-def]

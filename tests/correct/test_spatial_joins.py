@@ -1,9 +1,6 @@
 """Spatial join repair on the shipped SpatiaLite example: columns of the table a row lies in, joined by location."""
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from kgsql.correct import CheckContext
@@ -11,12 +8,6 @@ from kgsql.correct.loop import REPAIRS, CorrectionLoop, LoopOptions
 from kgsql.correct.spatial_joins import repair_spatial_joins
 from kgsql.ingest.reader import read_database
 from kgsql.llm.trace import Trace
-
-
-@pytest.fixture
-def ctx(example_db: Path) -> Iterator[CheckContext]:
-    with CheckContext(read_database(example_db), "q") as c:
-        yield c
 
 
 @pytest.mark.parametrize("sql,repaired,rows", [
@@ -46,20 +37,20 @@ def ctx(example_db: Path) -> Iterator[CheckContext]:
      "SELECT p.name FROM provinces AS p ORDER BY Area(p.Shape, 1) DESC LIMIT 1",
      [("Westmoor",)]),
 ])
-def test_repairs(ctx: CheckContext, sql: str, repaired: str, rows: list[tuple[object, ...]] | None) -> None:
-    assert repair_spatial_joins(ctx, sql) == repaired
-    result = ctx.execute(repaired)  # and it runs
+def test_repairs(geo_ctx: CheckContext, sql: str, repaired: str, rows: list[tuple[object, ...]] | None) -> None:
+    assert repair_spatial_joins(geo_ctx, sql) == repaired
+    result = geo_ctx.execute(repaired)  # and it runs
     if rows is not None:
         assert sorted(result.rows) == rows
 
 
-def test_the_relation_is_the_database_s_own(ctx: CheckContext) -> None:
+def test_the_relation_is_the_database_s_own(geo_ctx: CheckContext) -> None:
     """The repaired query answers as the hand-written spatial join does."""
-    repaired = repair_spatial_joins(ctx, "SELECT name FROM rivers WHERE province = 'Northmark'")
+    repaired = repair_spatial_joins(geo_ctx, "SELECT name FROM rivers WHERE province = 'Northmark'")
     assert repaired is not None
-    by_hand = ctx.execute("SELECT r.name FROM rivers r, provinces p WHERE p.name = 'Northmark' "
+    by_hand = geo_ctx.execute("SELECT r.name FROM rivers r, provinces p WHERE p.name = 'Northmark' "
                           "AND Intersects(r.Shape, p.Shape) = 1")
-    assert sorted(ctx.execute(repaired).rows) == sorted(by_hand.rows) == [("Silver River",)]
+    assert sorted(geo_ctx.execute(repaired).rows) == sorted(by_hand.rows) == [("Silver River",)]
 
 
 @pytest.mark.parametrize("sql", [
@@ -74,8 +65,8 @@ def test_the_relation_is_the_database_s_own(ctx: CheckContext) -> None:
     "SELECT name FROM cities ORDER BY length",                        # points have no length
     "SELECT name FROM rivers ORDER BY area",                          # lines have no area
 ])
-def test_left_alone(ctx: CheckContext, sql: str) -> None:
-    assert repair_spatial_joins(ctx, sql) is None
+def test_left_alone(geo_ctx: CheckContext, sql: str) -> None:
+    assert repair_spatial_joins(geo_ctx, sql) is None
 
 
 def test_nothing_happens_on_a_database_without_geometry(make_sqlite) -> None:  # type: ignore[no-untyped-def]
@@ -99,10 +90,11 @@ class _Once:
 
 
 @pytest.mark.parametrize("on", [True, False])
-def test_the_loop_tries_it_after_the_key_repairs(ctx: CheckContext, on: bool) -> None:
+def test_the_loop_tries_it_after_the_key_repairs(geo_ctx: CheckContext, on: bool) -> None:
     assert [name for name, _ in REPAIRS] == ["repair", "lookup_repair", "spatial_repair"]
     model = _Once("SELECT name FROM rivers WHERE province = 'Southreach'")
-    result = CorrectionLoop(model, LoopOptions(spatial_repair=on, max_rounds=1, samples=0)).run(None, "q", ctx, Trace())
+    loop = CorrectionLoop(model, LoopOptions(spatial_repair=on, max_rounds=1, samples=0))
+    result = loop.run(None, "q", geo_ctx, Trace())
     assert result.best is not None
     assert (result.best.result is not None) is on
     assert result.repaired == (1 if on else 0) and model.calls == 1
