@@ -14,9 +14,9 @@ same prompt plus a tip often gives the same query. Here:
    the first rewrite that runs;
    every candidate is first rewritten by :data:`REWRITES`, for queries that run
    and answer wrongly: on PostGIS, lengths/areas/distances of lon/lat geometry
-   cast to geography, so they come in metres (``kgsql.correct.units``); two
-   geometry tables joined on a condition that joins nothing joined by location
-   (``kgsql.correct.location_joins``);
+   cast to geography, so they come in metres (``kgsql.correct.units``); a
+   join condition that joins nothing replaced by the tables' key, else their
+   location relation (``kgsql.correct.join_conditions``);
    by default also a key compared with a label compared through its lookup
    table, a key into a pure lookup table shown as the answer shown by its
    label (``kgsql.correct.lookup``) and dates compared as the text SQLite
@@ -54,7 +54,7 @@ from typing import Any, Protocol
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
 from kgsql.correct.dates import sqlite_dates
 from kgsql.correct.literals import match_literals
-from kgsql.correct.location_joins import location_joins
+from kgsql.correct.join_conditions import fix_join_conditions
 from kgsql.correct.lookup import labels_for_shown_keys, labels_through_keys, repair_lookups
 from kgsql.correct.ranking import rank_known_values
 from kgsql.correct.ratios import cast_ratios
@@ -91,7 +91,7 @@ class LoopOptions:
     date_forms: bool = True      # SQLite dates compared as the text they are (strftime('%Y', d) = '2019')
     key_labels: bool = True      # a lookup key shown as the answer shows its label (eye_colour_id -> colour)
     metre_units: bool = False    # SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1); issue 29)
-    location_joins: bool = True  # geometry tables joined on nothing (T1.a = T1.a) joined by location (issue 29)
+    join_conditions: bool = True  # a join on nothing (T1.a = T1.a) joined by key, else location (issue 29)
     tip_rounds: bool = False     # the first pipeline's rounds (SSpa's): see the module docstring
 
 
@@ -109,7 +109,7 @@ REPAIRS: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
 REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("repair", geography_units),
     ("metre_units", ellipsoid_units),
-    ("location_joins", location_joins),
+    ("join_conditions", fix_join_conditions),
     ("lookup_repair", labels_through_keys),
     ("key_labels", labels_for_shown_keys),
     ("ratio_cast", cast_ratios),
@@ -196,11 +196,7 @@ class _Candidates:
         except KgsqlError as exc:
             out.error = str(exc)
             return None, False
-        for switch, rewrite in REWRITES:
-            rewritten = rewrite(self.ctx, sql) if getattr(opts, switch) else None
-            if rewritten is not None:
-                sql = rewritten
-                out.repaired += 1
+        sql = self.rewritten(sql)
         key = same_query(sql)
         out.votes[key] = out.votes.get(key, 0) + 1
         if key in self.tried:
@@ -211,6 +207,15 @@ class _Candidates:
         if checked.result is None and opts.tips:
             return self.repaired(checked), False
         return checked, False
+
+    def rewritten(self, sql: str) -> str:
+        """``sql`` after each of :data:`REWRITES` that applies, in order (a model's candidate or a repair's)."""
+        for switch, rewrite in REWRITES:
+            changed = rewrite(self.ctx, sql) if getattr(self.opts, switch) else None
+            if changed is not None:
+                sql = changed
+                self.out.repaired += 1
+        return sql
 
     def check(self, sql: str) -> Checked:
         """Run ``sql`` once and remember it."""
@@ -223,6 +228,8 @@ class _Candidates:
         """The first of :data:`REPAIRS`' rewrites that runs, else the failed candidate."""
         for switch, repair in REPAIRS:
             sql = repair(self.ctx, failed.sql) if getattr(self.opts, switch) else None
+            if sql is not None:
+                sql = self.rewritten(sql)  # a repair can write what a rewrite corrects (T2.a = T2.a)
             if sql is None or same_query(sql) in self.tried:
                 continue
             self.out.votes[same_query(sql)] = self.out.votes.get(same_query(sql), 0) + 1

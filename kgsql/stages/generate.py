@@ -26,7 +26,7 @@ def tip_rounds(*, tips: bool, max_rounds: int, tip_kinds: tuple[str, ...] = (),
     prompts and answers stay those of the papers (and of the first pipeline)."""
     return LoopOptions(max_rounds=max_rounds, samples=0, tips=tips, tip_kinds=tip_kinds,
                        show_failed_query=show_failed_query, repair=False, lookup_repair=False,
-                       spatial_repair=False, location_joins=False, date_forms=False, key_labels=False,
+                       spatial_repair=False, join_conditions=False, date_forms=False, key_labels=False,
                        tip_rounds=True)
 
 

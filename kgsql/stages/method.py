@@ -67,7 +67,7 @@ class OneCallOptions:
     date_forms: bool = True          # [sql] SQLite dates compared as text (strftime('%Y', d) = '2019', YEAR(d))
     key_labels: bool = True          # [sql] a lookup key shown as the answer shows its label (eye_colour_id -> colour)
     metre_units: bool = False        # [sql] SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1))
-    location_joins: bool = True      # [sql] geometry tables joined on nothing (T1.a = T1.a) joined by location
+    join_conditions: bool = True     # [sql] a join on nothing (T1.a = T1.a) joined by key, else by location
     max_rounds: int = 3              # [sql] greedy generations at most
     samples: int = 0                 # [sql] sampled candidates voted by result when nothing returned rows
     temperature: float = 0.7         # [sql] for the sampled candidates
@@ -92,7 +92,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
                        ratio_cast=o.ratio_cast,
                        rank_known=o.rank_known, match_literals=o.match_literals, date_forms=o.date_forms,
                        key_labels=o.key_labels, metre_units=o.metre_units,
-                       location_joins=o.location_joins)
+                       join_conditions=o.join_conditions)
     needs_retrieval = o.scope != "database" or o.value_hints or o.join_hints or o.spatial_hints
     return [
         SelectSchema(retriever, scope=o.scope, max_schema_tokens=o.max_schema_tokens) if needs_retrieval

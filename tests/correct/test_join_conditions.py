@@ -1,12 +1,14 @@
-"""Location joins on the shipped SpatiaLite example: a join of two geometry tables that joins nothing gets
-their location relation; a join that matches rows, or one a key makes, is kept."""
+"""Join conditions on the shipped SpatiaLite example: a join condition that joins nothing gets the tables' key,
+else their location relation; a condition that matches rows, or a keyed pair's own condition, is kept."""
 from __future__ import annotations
 
 import pytest
 
 from kgsql.correct import CheckContext
-from kgsql.correct.location_joins import location_joins
+from kgsql.correct.join_conditions import fix_join_conditions
+from kgsql.correct.loop import CorrectionLoop, LoopOptions
 from kgsql.ingest.reader import read_database
+from kgsql.llm.trace import Trace
 
 NORTHMARK_RIVERS = [("Silver River",)]
 
@@ -23,9 +25,35 @@ NORTHMARK_RIVERS = [("Silver River",)]
      "SELECT rivers.name FROM provinces JOIN rivers ON Intersects(rivers.Shape, provinces.Shape) = 1 "
      "WHERE provinces.name = 'Northmark'"),
 ])
-def test_rewrites(geo_ctx: CheckContext, sql: str, rewritten: str) -> None:
-    assert location_joins(geo_ctx, sql) == rewritten
+def test_located(geo_ctx: CheckContext, sql: str, rewritten: str) -> None:
+    assert fix_join_conditions(geo_ctx, sql) == rewritten
     assert sorted(geo_ctx.execute(rewritten).rows) == NORTHMARK_RIVERS
+
+
+def test_a_keyed_pair_gets_its_key(geo_ctx: CheckContext) -> None:
+    sql = "SELECT c.name FROM cities AS c JOIN provinces AS p ON p.name = p.name WHERE p.name = 'Eastvale'"
+    rewritten = fix_join_conditions(geo_ctx, sql)
+    assert rewritten == ("SELECT c.name FROM cities AS c JOIN provinces AS p ON c.province_id = p.province_id "
+                         "WHERE p.name = 'Eastvale'")
+    by_key = geo_ctx.execute("SELECT name FROM cities WHERE province_id = 2")
+    assert sorted(geo_ctx.execute(rewritten).rows) == sorted(by_key.rows) and by_key.rows
+
+
+class _Once:
+    stepwise = False
+
+    def generate(self, prompt, question, trace, **kw):  # type: ignore[no-untyped-def]
+        return ("SELECT T1.name FROM rivers AS T1 JOIN provinces AS T2 ON T1.population = T2.population "
+                "WHERE T2.name = 'Northmark'"), ""
+
+
+def test_a_repair_s_tautology_is_rewritten_before_it_runs(geo_ctx: CheckContext) -> None:
+    """The FK repair moves T1.population (rivers have none) to T2: ``T2.population = T2.population``, true for
+    every pair; the rewrite turns it into the location join before it runs."""
+    result = CorrectionLoop(_Once(), LoopOptions(max_rounds=1, samples=0)).run(None, "q", geo_ctx, Trace())
+    assert result.best is not None and result.best.result is not None
+    assert "Intersects(T1.Shape, T2.Shape) = 1" in result.best.sql
+    assert sorted(result.best.result.rows) == NORTHMARK_RIVERS
 
 
 @pytest.mark.parametrize("sql", [
@@ -37,10 +65,10 @@ def test_rewrites(geo_ctx: CheckContext, sql: str, rewritten: str) -> None:
     "SELECT r.name FROM rivers AS r, provinces AS p",                                     # no condition
 ])
 def test_kept(geo_ctx: CheckContext, sql: str) -> None:
-    assert location_joins(geo_ctx, sql) is None
+    assert fix_join_conditions(geo_ctx, sql) is None
 
 
 def test_nothing_happens_without_geometry(make_sqlite) -> None:  # type: ignore[no-untyped-def]
     path = make_sqlite("plain", "CREATE TABLE a (x TEXT); CREATE TABLE b (y TEXT);")
     with CheckContext(read_database(path), "q") as plain:
-        assert location_joins(plain, "SELECT a.x FROM a JOIN b ON a.x = a.x") is None
+        assert fix_join_conditions(plain, "SELECT a.x FROM a JOIN b ON a.x = a.x") is None

@@ -1,0 +1,130 @@
+"""Join conditions that join nothing get the condition that does: the two tables' key, else their location.
+
+Asked which district a station is in, the 1.5B joins ``subwaystations`` and
+``districts`` and, when its first condition fails, writes one that cannot be
+one: ``ON T1.adcode = T1.adcode`` (true for every pair), ``ON T2.province =
+T2.province`` (often the FK join repair's requalification of ``T1.province``), or
+``ON T1.address = T2.name`` (no pair at all). These queries run, so no error
+tip catches them; on issue 29's spatial set they were the commonest wrong
+answers (the failure table's "no spatial relation"). The schema knows what
+does join the two tables: a foreign key (``subwaystations.adcode ->
+districts.administrative_division_code``), else, for two geometry tables, the
+relation their geometry types give (``kgsql.schema.spatial_pairs``: a point
+inside a polygon, a line crossing a polygon...). Per SELECT, a JOIN's ``ON a =
+b`` gets that condition when
+
+* the two sides name the same FROM item (a tautology, or a condition on one
+  table only), and exactly one other FROM item is keyed or located to the
+  joined table; or
+* the sides are columns of two geometry tables that share no key, relate by
+  location, and the equality matches no pair of rows (checked on the database).
+
+An equality that matches rows is kept (a code join that works is a join), as
+are joins by distance (a point and a point), which need a number the question
+gives.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from kgsql.correct.context import CheckContext
+from kgsql.correct.repair import Scope, rewrite_selects, written
+from kgsql.correct.spatial_joins import located_condition
+from kgsql.errors import KgsqlError
+from kgsql.schema.joins import FKGraph, fk_graph
+from kgsql.schema.spatial_pairs import geometry_column
+from kgsql.sql.dialects import sqlglot_name
+
+__all__ = ["fix_join_conditions"]
+
+
+def _alias_of(scope: Scope, column: exp.Column, joined: str) -> str | None:
+    """The FROM alias a column of the ON condition belongs to (unqualified: the joined table's, if it has it)."""
+    if column.table:
+        return column.table.lower() if column.table.lower() in scope.by_alias else None
+    holders = scope.holders(column.name)
+    if joined in holders:
+        return joined
+    return holders[0] if len(holders) == 1 else None
+
+
+def _key_condition(scope: Scope, g: FKGraph, joined: str, other: str) -> exp.Expression | None:
+    """``joined.key = other.key`` on the first foreign key between the two FROM items' tables, if any."""
+    fks = g.fks(scope.by_alias[joined].name, scope.by_alias[other].name)
+    if not fks or scope.by_alias[joined] is scope.by_alias[other]:
+        return None
+    fk = fks[0]
+    alias = {scope.by_alias[joined].name: written(scope, joined), scope.by_alias[other].name: written(scope, other)}
+    return exp.EQ(this=exp.column(fk.column, table=alias[fk.table]),
+                  expression=exp.column(fk.ref_column, table=alias[fk.ref_table]))
+
+
+def _condition(ctx: CheckContext, scope: Scope, g: FKGraph, joined: str, other: str) -> exp.Expression | None:
+    """What joins the two FROM items: their key, else their location relation; None when neither does."""
+    key = _key_condition(scope, g, joined, other)
+    if key is not None:
+        return key
+    return located_condition(scope, scope.by_alias[joined], written(scope, joined), other, ctx.dialect)
+
+
+def _matches_nothing(ctx: CheckContext, scope: Scope, a: str, b: str, on: exp.EQ) -> bool:
+    """Whether ``on`` joins no row of ``a`` to any row of ``b`` (a probe on the database; unsure: False)."""
+    ta, tb = scope.by_alias[a], scope.by_alias[b]
+    probe = exp.select("1").from_(exp.alias_(exp.to_table(ta.name), a, table=True)).join(
+        exp.alias_(exp.to_table(tb.name), b, table=True), on=on.copy()).limit(1)
+    try:
+        return not ctx.execute(probe.sql(dialect=sqlglot_name(ctx.dialect))).rows
+    except KgsqlError:
+        return False
+
+
+def _fix(ctx: CheckContext, scope: Scope, g: FKGraph, join: exp.Join, order: list[str]) -> bool:
+    on = join.args.get("on")
+    if not isinstance(on, exp.EQ) or not isinstance(join.this, exp.Table):
+        return False
+    sides = [on.this, on.expression]
+    if not all(isinstance(s, exp.Column) for s in sides):
+        return False
+    joined = join.this.alias_or_name.lower()
+    aliases = {_alias_of(scope, s, joined) for s in sides}  # type: ignore[arg-type]
+    if None in aliases:
+        return False
+    if len(aliases) == 1:  # a tautology or a condition on one table: what joins the joined table to its partner
+        (alias,) = aliases
+        partners = order[:order.index(joined)] if alias == joined else [alias]
+        conditions = [c for c in (_condition(ctx, scope, g, joined, p) for p in partners) if c is not None]
+        if len(conditions) != 1:
+            return False
+        join.set("on", conditions[0])
+        return True
+    if joined not in aliases:
+        return False
+    (other,) = aliases - {joined}
+    if (g.fks(scope.by_alias[joined].name, scope.by_alias[other].name)
+            or geometry_column(scope.by_alias[joined]) is None):
+        return False  # a keyed pair's own condition is the key repairs' business
+    located = located_condition(scope, scope.by_alias[joined], written(scope, joined), other, ctx.dialect)
+    if located is None or not _matches_nothing(ctx, scope, other, joined, on):
+        return False
+    join.set("on", located)
+    return True
+
+
+def _fix_select(ctx: CheckContext, select: exp.Select, g: FKGraph) -> bool:
+    scope = Scope(select, ctx.schema)
+    if not scope.ok:
+        return False
+    from_ = select.args.get("from_")
+    joins = select.args.get("joins") or []
+    order = [from_.this.alias_or_name.lower()] + [j.this.alias_or_name.lower() for j in joins]
+    changed = False
+    for join in joins:
+        changed = _fix(ctx, scope, g, join, order) or changed
+    return changed
+
+
+def fix_join_conditions(ctx: CheckContext, sql: str) -> str | None:
+    """``sql`` with join conditions that join nothing replaced by the key or location condition; None when
+    nothing applies."""
+    g = fk_graph(ctx.schema)
+    return rewrite_selects(ctx, sql, lambda select: _fix_select(ctx, select, g), dialect=sqlglot_name(ctx.dialect))
