@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
@@ -73,8 +73,36 @@ TIP_ROUNDS_NO_SQL_TIP = Tip("no_sql", "Answer with one SQL query only, in a ```s
 
 
 @dataclass(frozen=True)
-class LoopOptions:
-    """How hard to try: greedy feedback rounds, then sampled candidates voted by result."""
+class Rewrites:
+    """Which rewrites without a model call the loop makes: one switch per idea of :data:`REPAIRS` and
+    :data:`REWRITES`. A method's options inherit these fields, so ``--set <switch>=false`` reaches the loop
+    with no mirror to keep, and a new repair is one module plus one field and one line here."""
+
+    join_repair: bool = True       # [sql] misplaced columns moved to their tables via the FK graph
+    lookup_repair: bool = True     # [sql] a lookup table's label read through its key (eye_colour -> colour)
+    spatial_repair: bool = True    # [sql] a column of the table a row lies in, joined by location (province)
+    join_conditions: bool = True   # [sql] a join on nothing (T1.a = T1.a) joined by key, else by location
+    geography_units: bool = True   # [sql] PostGIS lon/lat lengths, areas, distances cast to geography (metres)
+    key_labels: bool = True        # [sql] a lookup key shown as the answer shows its label (eye_colour_id -> colour)
+    date_forms: bool = True        # [sql] SQLite dates compared as text (strftime('%Y', d) = '2019', YEAR(d))
+    ratio_cast: bool = False       # [sql] divide integer ratios as reals (COUNT(..) * 100 / COUNT(*))
+    rank_known: bool = False       # [sql] ORDER BY .. LIMIT skips NULL and documented missing values
+    match_literals: bool = False   # [sql] text literals in the column's stored spelling ('human' -> 'Human')
+    metre_units: bool = False      # [sql] SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1))
+
+    def switches(self) -> dict[str, bool]:
+        """Every switch and its setting (to hand a method's choice to :class:`LoopOptions`)."""
+        return {f.name: getattr(self, f.name) for f in fields(Rewrites)}
+
+    @staticmethod
+    def none() -> dict[str, bool]:
+        """Every switch off: the baselines' loop, as their papers ran it."""
+        return {f.name: False for f in fields(Rewrites)}
+
+
+@dataclass(frozen=True)
+class LoopOptions(Rewrites):
+    """How hard to try: greedy feedback rounds, then sampled candidates voted by result; which rewrites."""
 
     max_rounds: int = 3          # greedy generations at most, the first included
     samples: int = 1             # sampled candidates when no candidate returned rows (0: none); 1: measured (issue 12)
@@ -82,32 +110,22 @@ class LoopOptions:
     tips: bool = True            # False: one generation, no checks beyond running it
     tip_kinds: tuple[str, ...] = ()  # keep only these tip kinds (empty: all)
     show_failed_query: bool = True
-    repair: bool = True          # join repair of misplaced columns (no model call)
-    lookup_repair: bool = True   # a lookup table's label read through its key (no model call; issue 28)
-    spatial_repair: bool = True  # a column of the table a row lies in, joined by location (no model call; issue 29)
-    ratio_cast: bool = False     # integer-by-integer divisions cast to REAL (no model call; being measured)
-    rank_known: bool = False     # ranked SELECTs skip NULL / documented missing values (being measured)
-    match_literals: bool = False  # text literals in the column's stored spelling ('human' -> 'Human'; measured)
-    date_forms: bool = True      # SQLite dates compared as the text they are (strftime('%Y', d) = '2019')
-    key_labels: bool = True      # a lookup key shown as the answer shows its label (eye_colour_id -> colour)
-    metre_units: bool = False    # SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1); issue 29)
-    join_conditions: bool = True  # a join on nothing (T1.a = T1.a) joined by key, else location (issue 29)
     tip_rounds: bool = False     # the first pipeline's rounds (SSpa's): see the module docstring
 
 
-#: Rewrites of a failed candidate without a model call, in the order tried: (the LoopOptions switch, the
-#: rewrite, returning the new SQL or None). A new repair is one module and one line here.
+#: Rewrites of a failed candidate without a model call, in the order tried: (the :class:`Rewrites` switch,
+#: the rewrite, returning the new SQL or None).
 REPAIRS: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
-    ("repair", repair_joins),
+    ("join_repair", repair_joins),
     ("lookup_repair", repair_lookups),
     ("spatial_repair", repair_spatial_joins),
 )
 
 
-#: Rewrites of every candidate before it runs, in order: (the LoopOptions switch, the rewrite, returning the
-#: new SQL or None). For queries that run and answer wrongly, so no error tip could catch them.
+#: Rewrites of every candidate before it runs, in order: (the :class:`Rewrites` switch, the rewrite, returning
+#: the new SQL or None). For queries that run and answer wrongly, so no error tip could catch them.
 REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
-    ("repair", geography_units),
+    ("geography_units", geography_units),
     ("metre_units", ellipsoid_units),
     ("join_conditions", fix_join_conditions),
     ("lookup_repair", labels_through_keys),

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgsql.correct import CheckContext
-from kgsql.correct.loop import CorrectionLoop, Generator, LoopOptions
+from kgsql.correct.loop import CorrectionLoop, Generator, LoopOptions, Rewrites
 from kgsql.generate.formats import PromptParts, Shot, available_formats
 from kgsql.generate.sqlgen import FormattedSQLGenerator
 from kgsql.errors import UnknownNameError
@@ -25,9 +25,7 @@ def tip_rounds(*, tips: bool, max_rounds: int, tip_kinds: tuple[str, ...] = (),
     """The baselines' correction: schema-tip rounds only, no repairs, rewrites or samples, so their
     prompts and answers stay those of the papers (and of the first pipeline)."""
     return LoopOptions(max_rounds=max_rounds, samples=0, tips=tips, tip_kinds=tip_kinds,
-                       show_failed_query=show_failed_query, repair=False, lookup_repair=False,
-                       spatial_repair=False, join_conditions=False, date_forms=False, key_labels=False,
-                       tip_rounds=True)
+                       show_failed_query=show_failed_query, tip_rounds=True, **Rewrites.none())
 
 
 def prompt_parts(state: QuestionState, *, cot: bool = False) -> PromptParts:

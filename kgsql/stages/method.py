@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from kgsql.correct.loop import LoopOptions
+from kgsql.correct.loop import LoopOptions, Rewrites
 from kgsql.errors import KgsqlError
 from kgsql.generate.answer import Answer, check_question
 from kgsql.generate.render import identifier_quoting
@@ -32,8 +32,9 @@ from kgsql.stages.state import QuestionState, Stage
 
 
 @dataclass(frozen=True)
-class OneCallOptions:
-    """kgsql's default method, one field per decision (the stage that reads it in brackets)."""
+class OneCallOptions(Rewrites):
+    """kgsql's default method, one field per decision (the stage that reads it in brackets); the loop's
+    rewrite switches are inherited from :class:`~kgsql.correct.loop.Rewrites`."""
 
     knowledge: bool = True           # [select] what was mined from past questions (ingest --history)
     scope: str = "database"          # [select] "database": whole schema (cached prefix); "selected": pruned
@@ -58,16 +59,6 @@ class OneCallOptions:
     spatial_hints: bool = False      # [hints] how the relevant geometry tables relate by location (Within, ...)
     layout: str = "shared-first"     # [sql] question format: shared-first / schema-first (cache-friendly) or dail
     tips: bool = True                # [sql] run, check and correct (False: one call, no checks)
-    join_repair: bool = True         # [sql] move misplaced columns to their tables via the FK graph
-    lookup_repair: bool = True       # [sql] read a lookup table's label through its key (eye_colour -> colour)
-    spatial_repair: bool = True      # [sql] a column of the table a row lies in, joined by location (province)
-    ratio_cast: bool = False         # [sql] divide integer ratios as reals (COUNT(..) * 100 / COUNT(*))
-    rank_known: bool = False         # [sql] ORDER BY .. LIMIT skips NULL and documented missing values
-    match_literals: bool = False     # [sql] text literals in the column's stored spelling ('human' -> 'Human')
-    date_forms: bool = True          # [sql] SQLite dates compared as text (strftime('%Y', d) = '2019', YEAR(d))
-    key_labels: bool = True          # [sql] a lookup key shown as the answer shows its label (eye_colour_id -> colour)
-    metre_units: bool = False        # [sql] SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1))
-    join_conditions: bool = True     # [sql] a join on nothing (T1.a = T1.a) joined by key, else by location
     max_rounds: int = 3              # [sql] greedy generations at most
     samples: int = 0                 # [sql] sampled candidates voted by result when nothing returned rows
     temperature: float = 0.7         # [sql] for the sampled candidates
@@ -88,11 +79,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
     Examples come from ``pool``, else the database's taught ``graph_examples``, else ``fallback_pool``."""
     o = options
     loop = LoopOptions(max_rounds=o.max_rounds, samples=o.samples, temperature=o.temperature, tips=o.tips,
-                       repair=o.join_repair, lookup_repair=o.lookup_repair, spatial_repair=o.spatial_repair,
-                       ratio_cast=o.ratio_cast,
-                       rank_known=o.rank_known, match_literals=o.match_literals, date_forms=o.date_forms,
-                       key_labels=o.key_labels, metre_units=o.metre_units,
-                       join_conditions=o.join_conditions)
+                       **o.switches())
     needs_retrieval = o.scope != "database" or o.value_hints or o.join_hints or o.spatial_hints
     return [
         SelectSchema(retriever, scope=o.scope, max_schema_tokens=o.max_schema_tokens) if needs_retrieval

@@ -54,7 +54,7 @@ def test_a_query_with_rows_is_answered_in_one_call(ctx: CheckContext) -> None:
 def test_failure_feedback_names_the_failed_query_and_the_error(ctx: CheckContext) -> None:
     bad = "SELECT city.Name FROM city WHERE city.Continent = 'Africa'"
     good = "SELECT city.Name FROM city JOIN country ON city.CountryCode = country.Code WHERE Continent = 'Africa'"
-    gen, out = run(ctx, [bad, good], repair=False)
+    gen, out = run(ctx, [bad, good], join_repair=False)
     assert [c["step"] for c in gen.calls] == ["sql", "sql_fix"]
     assert bad in gen.calls[1]["tips"] and "no such column" in gen.calls[1]["tips"]
     assert sorted(out.best.result.rows) == [("Cairo",), ("Nairobi",)]  # type: ignore[union-attr]
@@ -68,7 +68,7 @@ def test_an_identical_retry_is_never_run_again_and_sampling_takes_over(ctx: Chec
     real = loop.check_candidate
     monkeypatch.setattr(loop, "check_candidate", lambda c, sql, **kw: (runs.append(sql), real(c, sql, **kw))[1])
     good = "SELECT city.Name FROM city JOIN country ON CountryCode = Code WHERE Continent = 'Africa'"
-    gen, out = run(ctx, [bad, "  " + bad + " ;", good, bad, good, good], samples=4, repair=False)
+    gen, out = run(ctx, [bad, "  " + bad + " ;", good, bad, good, good], samples=4, join_repair=False)
     assert [c["step"] for c in gen.calls] == ["sql", "sql_fix", "sql_sample", "sql_sample", "sql_sample",
                                               "sql_sample"]
     assert [c.get("seed") for c in gen.calls[2:]] == [1, 2, 3, 4] and gen.calls[2]["temperature"] == 0.7
@@ -133,7 +133,7 @@ def test_tip_rounds_are_the_baselines_rounds(ctx: CheckContext) -> None:
     """``tip_rounds`` (the baselines', issue 31): every round is ``sql``; the failed query stays shown over
     a round without SQL; a repeat ends the rounds; the latest of equally ranked candidates is the answer."""
     bad, worse = "SELECT Nme FROM country", "SELECT Nme2 FROM country"
-    gen, out = run(ctx, [bad, "I cannot.", worse, worse], tip_rounds=True, repair=False, samples=0, max_rounds=5)
+    gen, out = run(ctx, [bad, "I cannot.", worse, worse], tip_rounds=True, join_repair=False, samples=0, max_rounds=5)
     assert [c["step"] for c in gen.calls] == ["sql"] * 4
     assert bad in gen.calls[2]["tips"] and "in a ```sql block" in gen.calls[2]["tips"]
     assert out.best is not None and out.best.sql == worse and out.rounds == 4
@@ -141,6 +141,6 @@ def test_tip_rounds_are_the_baselines_rounds(ctx: CheckContext) -> None:
 
 def test_tip_rounds_stop_when_the_check_has_nothing_new(ctx: CheckContext) -> None:
     bad = "SELECT Nme FROM country"
-    gen, out = run(ctx, [bad, bad + " ", bad], tip_rounds=True, repair=False, samples=0, max_rounds=5,
+    gen, out = run(ctx, [bad, bad + " ", bad], tip_rounds=True, join_repair=False, samples=0, max_rounds=5,
                    tip_kinds=("ambiguous_column",))
     assert len(gen.calls) == 1 and out.tips == []  # its only tip is of another kind: no round to add
