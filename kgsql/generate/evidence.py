@@ -26,15 +26,7 @@ from typing import Sequence
 from kgsql.llm.base import LM, Message
 from kgsql.llm.trace import Trace
 from kgsql.prompts.templates import bullet_list, fill, parse_bullets
-
-
-@dataclass(frozen=True)
-class ValueHint:
-    """A cell value the question mentions, found by the value index."""
-
-    table: str
-    column: str
-    value: str
+from kgsql.retrieve.values import ValueMatch
 
 
 @dataclass
@@ -45,7 +37,7 @@ class Evidence:
     source: str = "generated"  # generated | user | user+generated | none
 
 
-def values_block(values: Sequence[ValueHint]) -> str:
+def values_block(values: Sequence[ValueMatch]) -> str:
     if not values:
         return ""
     lines = [f"- '{v.value}' is a value of {v.table}.{v.column}" for v in values]
@@ -112,7 +104,7 @@ class EvidenceGenerator:
         context: list[Message],
         trace: Trace,
         *,
-        values: Sequence[ValueHint] = (),
+        values: Sequence[ValueMatch] = (),
     ) -> Evidence:
         """``context`` is the shared prompt prefix (system + schema) as chat messages."""
         terms_text = trace.call(

@@ -51,12 +51,13 @@ SHORTENED = 0.96
 
 @dataclass(frozen=True)
 class ValueMatch:
-    """A cell value the question mentions; ``kind`` is exact, partial, fuzzy or romanised."""
+    """A cell value the question mentions, and where it lives; ``kind`` is exact, partial, fuzzy or romanised.
+    The one type for it from the value index through the question's state to the hints and evidence."""
 
     table: str
     column: str
     value: str
-    score: float
+    score: float = 1.0
     kind: str = "exact"
 
 

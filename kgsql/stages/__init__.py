@@ -8,6 +8,6 @@ kgsql pipeline (``classic.py``) are stage lists over the same loop. See
 docs/methods.md.
 """
 from kgsql.stages.method import OneCallOptions, StagedMethod, one_call_stages
-from kgsql.stages.state import QuestionState, Stage, ValueHit
+from kgsql.stages.state import QuestionState, Stage
 
-__all__ = ["OneCallOptions", "QuestionState", "Stage", "StagedMethod", "ValueHit", "one_call_stages"]
+__all__ = ["OneCallOptions", "QuestionState", "Stage", "StagedMethod", "one_call_stages"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kgsql.generate.evidence import EvidenceGenerator, ValueHint
+from kgsql.generate.evidence import EvidenceGenerator
 from kgsql.llm.base import Message
 from kgsql.prompts.templates import fill, join_sections, section
 from kgsql.sql.dialects import dialect_of, expert_line
@@ -47,7 +47,7 @@ class GatherEvidence:
         context = sectioned_context(state) if self.sections else [
             {"role": "system", "content": state.system},
             {"role": "user", "content": join_sections(state.knowledge, fill("context", schema=state.schema_text))}]
-        values = [ValueHint(v.table, v.column, v.value) for v in state.values]
+        values = list(state.values)
         made = EvidenceGenerator(self.lm).generate(state.question, context, state.trace,  # type: ignore[arg-type]
                                                    values=values)
         text = " ".join(p for p in (given, made.text if made else "") if p).strip()

@@ -38,7 +38,8 @@ from kgsql.generate.render import table_ref
 from kgsql.generate.spatial_relations import relations_between
 from kgsql.schema.joins import complete_joins
 from kgsql.schema.model import DatabaseSchema
-from kgsql.stages.state import QuestionState, ValueHit
+from kgsql.retrieve.values import ValueMatch
+from kgsql.stages.state import QuestionState
 
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
@@ -47,7 +48,7 @@ def _norm(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
-def named_values(values: list[ValueHit], text: str, *, limit: int = 4) -> list[ValueHit]:
+def named_values(values: list[ValueMatch], text: str, *, limit: int = 4) -> list[ValueMatch]:
     """Value hits whose whole value occurs in ``text`` (word-aligned, case-insensitive), best first.
 
     Numbers are left out: "older than 30" names a threshold, not the value 30 of a column. A Chinese
@@ -58,7 +59,7 @@ def named_values(values: list[ValueHit], text: str, *, limit: int = 4) -> list[V
     for v in values:
         if v.kind == "romanised":
             best[(v.table, v.column)] = max(best.get((v.table, v.column), 0.0), v.score)
-    chosen: list[ValueHit] = []
+    chosen: list[ValueMatch] = []
     for v in sorted(values, key=lambda v: -v.score):
         norm = _norm(v.value)
         named = f" {norm} " in words or (v.kind == "romanised" and v.score >= max(0.95, best[(v.table, v.column)]))
@@ -72,7 +73,7 @@ def named_values(values: list[ValueHit], text: str, *, limit: int = 4) -> list[V
     return chosen
 
 
-def value_lines(values: list[ValueHit]) -> list[str]:
+def value_lines(values: list[ValueMatch]) -> list[str]:
     """One line per value: ``'Africa' is a value of country.Continent`` (several columns: joined with 'or')."""
     by_value: dict[str, list[str]] = {}
     for v in values:
@@ -187,7 +188,7 @@ _DISTANCE_WORDS = re.compile(r"\b(distance|distances|far|near|nearest|nearby|clo
                              r"km|kilometers?|kilometres?|meters?|metres?|miles?|radius)\b", re.I)
 
 
-def spatial_lines(schema: DatabaseSchema, tables: list[str], question: str = "", values: list[ValueHit] = (),
+def spatial_lines(schema: DatabaseSchema, tables: list[str], question: str = "", values: list[ValueMatch] = (),
                   *, max_tables: int = 4) -> list[str]:
     """How the relevant geometry tables that share no key relate by location, in one conditional line.
 

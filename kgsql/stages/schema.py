@@ -21,7 +21,7 @@ from typing import Any, Callable
 from kgsql.errors import InputError
 from kgsql.generate.render import RenderOptions, render_geo_descriptions, render_kg_schema
 from kgsql.sql.dialects import dialect_of, expert_line, function_kb
-from kgsql.stages.state import QuestionState, ValueHit
+from kgsql.stages.state import QuestionState
 
 SCOPES = ("database", "selected")
 #: Characters per token of a schema's CREATE TABLE text (Qwen's tokenizer on Spider/BIRD DDL: about 3.5-4).
@@ -56,7 +56,7 @@ class SelectSchema:
         selection = self.retriever().select(state.full, query, db_path=state.full.path or None)
         state.answer.selection = selection.to_dict()
         state.focus_tables = list(selection.tables)
-        state.values = [ValueHit(v.table, v.column, v.value, v.score, v.kind) for v in selection.values]
+        state.values = list(selection.values)
         too_big = self.scope == "database" and schema_tokens(state.full) > self.max_schema_tokens
         if too_big:  # said where the answer shows its selection
             state.answer.selection["shown"] = f"selected: the whole schema is over {self.max_schema_tokens} tokens"

@@ -12,18 +12,8 @@ from typing import Any, Protocol
 
 from kgsql.generate.parts import Shot
 from kgsql.llm.trace import Trace
+from kgsql.retrieve.values import ValueMatch
 from kgsql.schema.model import DatabaseSchema
-
-
-@dataclass(frozen=True)
-class ValueHit:
-    """A cell value the question mentions, and where it lives."""
-
-    table: str
-    column: str
-    value: str
-    score: float = 1.0
-    kind: str = "exact"
 
 
 @dataclass
@@ -38,7 +28,7 @@ class QuestionState:
     user_evidence: str = ""
     schema: DatabaseSchema | None = None       # what the prompt shows (the selection or the whole database)
     focus_tables: list[str] = field(default_factory=list)  # tables retrieval found relevant
-    values: list[ValueHit] = field(default_factory=list)
+    values: list[ValueMatch] = field(default_factory=list)
     schema_text: str = ""
     system: str = ""                            # the system message (SQLite/SpatiaLite expert)
     knowledge: str = ""                         # spatial function notes for this question

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from kgsql.generate.evidence import EvidenceGenerator, ValueHint, grounded
+from kgsql.generate.evidence import EvidenceGenerator, grounded
+from kgsql.retrieve.values import ValueMatch
 from kgsql.llm.scripted import ScriptedLM
 from kgsql.llm.trace import Trace
 
@@ -52,7 +53,7 @@ def test_values_found_by_the_value_index_ground_literals() -> None:
     }
     question = "What languages are spoken on the Dutch island?"
     assert EvidenceGenerator(ScriptedLM(dict(script))).generate(question, _context(), Trace()).text == ""
-    hint = ValueHint("country", "Name", "Aruba")
+    hint = ValueMatch("country", "Name", "Aruba")
     assert EvidenceGenerator(ScriptedLM(dict(script))).generate(question, _context(), Trace(), values=[hint]).text == (
         "the Dutch island refers to Name = 'Aruba' in the table country")
 

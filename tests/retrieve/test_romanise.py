@@ -9,7 +9,7 @@ from kgsql.retrieve.romanise import romanised_forms
 from kgsql.retrieve.values import ValueIndex
 from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.stages.hints import GraphHints
-from kgsql.stages.state import QuestionState, ValueHit
+from kgsql.stages.state import QuestionState
 
 
 def test_forms_write_the_name_as_one_word_and_its_endings_in_english() -> None:
@@ -46,8 +46,7 @@ def test_the_index_finds_the_stored_value_from_its_pinyin(tmp_path: Path) -> Non
 def test_the_hint_names_the_stored_value(tmp_path: Path) -> None:
     question = "Which roads cross Dongfeng Road?"
     schema = DatabaseSchema("places", [Table("roads", [Column("id", "INTEGER"), Column("name", "TEXT")])])
-    hits = [ValueHit(m.table, m.column, m.value, m.score, m.kind)
-            for m in ValueIndex.for_database(_places(tmp_path), use_cache=False).search(question)]
+    hits = ValueIndex.for_database(_places(tmp_path), use_cache=False).search(question)
     state = QuestionState(question, "places", schema, Answer(question, "places"), values=hits)
     GraphHints(joins=False, meanings=False).run(state)
     assert state.hints == ["'东风路' is a value of roads.name."]

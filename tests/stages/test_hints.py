@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
 from kgsql.stages.hints import join_lines, named_values, value_lines
-from kgsql.stages.state import ValueHit
+from kgsql.retrieve.values import ValueMatch
 
 WORLD = DatabaseSchema(
     name="world",
@@ -21,19 +21,19 @@ WORLD = DatabaseSchema(
 
 
 def test_named_values_keep_whole_word_values_best_first_and_no_numbers() -> None:
-    hits = [ValueHit("country", "Region", "Southern Africa", 0.8), ValueHit("country", "Continent", "Africa", 1.0),
-            ValueHit("city", "Name", "Af", 0.9), ValueHit("country", "Code", "30", 1.0),
-            ValueHit("country", "Continent", "Africa", 0.7)]
+    hits = [ValueMatch("country", "Region", "Southern Africa", 0.8), ValueMatch("country", "Continent", "Africa", 1.0),
+            ValueMatch("city", "Name", "Af", 0.9), ValueMatch("country", "Code", "30", 1.0),
+            ValueMatch("country", "Continent", "Africa", 0.7)]
     chosen = named_values(hits, "Which African countries in Africa have more than 30 cities?")
     assert [(v.table, v.column, v.value) for v in chosen] == [("country", "Continent", "Africa")]
 
 
 def test_value_lines_join_columns_of_one_value() -> None:
-    hits = [ValueHit("country", "Continent", "Europe"), ValueHit("island", "Name", "Europe"),
-            ValueHit("countrylanguage", "Language", "Dutch")]
+    hits = [ValueMatch("country", "Continent", "Europe"), ValueMatch("island", "Name", "Europe"),
+            ValueMatch("countrylanguage", "Language", "Dutch")]
     assert value_lines(hits) == ["'Europe' is a value of country.Continent or island.Name.",
                                  "'Dutch' is a value of countrylanguage.Language."]
-    assert value_lines([ValueHit("city", "Name", "Cote d'Ivoire")]) == ["'Cote d''Ivoire' is a value of city.Name."]
+    assert value_lines([ValueMatch("city", "Name", "Cote d'Ivoire")]) == ["'Cote d''Ivoire' is a value of city.Name."]
 
 
 def test_join_lines_connect_tables_through_the_fk_graph() -> None:

@@ -79,14 +79,14 @@ def test_the_stage_writes_the_line_only_when_switched_on(example_db: Path) -> No
 
 
 def test_distances_only_when_asked_and_the_named_values_tables_first() -> None:
-    from kgsql.stages.state import ValueHit
+    from kgsql.retrieve.values import ValueMatch
 
     schema = DatabaseSchema("t", [AIRPORTS, STATIONS, SUBWAYS, PLAIN, CITIES])
     tables = ["airports", "stations", "subways", "tours", "cities"]
     assert "Distance" not in " ".join(spatial_lines(schema, tables, "Which airports serve the most passengers?"))
     near = spatial_lines(schema, tables, "Which stations are within 5 km of an airport?")
     assert "distance between airports and stations: Distance(airports.Location, stations.Location, 1)" in near[0]
-    beijing = [ValueHit("cities", "name", "北京市", 1.0, "romanised")]
+    beijing = [ValueMatch("cities", "name", "北京市", 1.0, "romanised")]
     line = spatial_lines(schema, ["airports", "stations", "subways", "tours"], "What airports are there in Beijing?", beijing)
     assert line == ["If the query relates these tables by location: airports inside cities: "
                     "Within(airports.Location, cities.Shape) = 1; stations inside cities: "
