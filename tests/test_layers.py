@@ -10,7 +10,7 @@ import kgsql
 #: Lowest first; a package may import its own layer and the ones below, never one above.
 LAYERS: list[set[str]] = [
     {"errors", "paths", "secrets", "cli_types", "registry"},
-    {"schema", "db", "llm", "prompts"},
+    {"schema", "db", "llm", "prompts", "text"},
     {"retrieve"},
     {"sql"},
     {"graph"},

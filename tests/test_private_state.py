@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kgsql.retrieve.encoder import HashEncoder
+from kgsql.text.encoder import HashEncoder
 from kgsql.schema.model import Column, DatabaseSchema, Table
 
 

@@ -33,7 +33,7 @@ from kgsql.fewshot.cache import cache_file, load_json, save_json
 from kgsql.fewshot.embed import resolve_encoder
 from kgsql.fewshot.pool import ExamplePool, PoolExample
 from kgsql.fewshot.sqlparts import sql_literal, sql_values
-from kgsql.retrieve.text import split_identifier
+from kgsql.text.words import split_identifier
 from kgsql.schema.model import DatabaseSchema
 
 COT_VERSION = "c1"

@@ -1,6 +1,6 @@
 """Pooled question embeddings of an example pool, masked (DAIL-SQL) or plain, cached on disk.
 
-The retrieval encoder's pooled MiniLM vectors are reused (``kgsql.retrieve.encoder``),
+The retrieval encoder's pooled MiniLM vectors are reused (``kgsql.text.encoder``),
 so example selection needs no second model. Vectors are L2-normalised, so a
 dot product is the cosine similarity.
 """
@@ -24,7 +24,7 @@ EMBED_VERSION = "e1"
 def resolve_encoder(encoder: Any = None) -> Any:
     """An Encoder instance from an instance, a registered name, or None (the default, MiniLM)."""
     if encoder is None or isinstance(encoder, str):
-        from kgsql.retrieve.encoder import DEFAULT_ENCODER, get_encoder
+        from kgsql.text.encoder import DEFAULT_ENCODER, get_encoder
 
         return get_encoder(encoder or DEFAULT_ENCODER)
     return encoder

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from kgsql.retrieve.text import STOPWORDS, split_identifier
+from kgsql.text.words import STOPWORDS, split_identifier
 from kgsql.schema.model import DatabaseSchema
 
 MASK = "<mask>"

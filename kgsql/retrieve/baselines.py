@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from kgsql.retrieve.documents import Document
-from kgsql.retrieve.encoder import Encoder
+from kgsql.text.encoder import Encoder
 from kgsql.retrieve.index import TokenIndex
-from kgsql.retrieve.text import STOPWORDS, words
+from kgsql.text.words import STOPWORDS, words
 
 
 class BM25Ranker:

@@ -44,7 +44,7 @@ def render_ddl(schema: DatabaseSchema) -> str:
 def _minilm_tokenizer():  # noqa: ANN202 - tokenizers.Tokenizer
     from tokenizers import Tokenizer
 
-    from kgsql.retrieve.encoder import minilm_model_path
+    from kgsql.text.encoder import minilm_model_path
 
     tok = Tokenizer.from_file(f"{minilm_model_path()}/tokenizer.json")
     tok.no_truncation()  # the shipped tokenizer.json pads/truncates to 128: we want true counts

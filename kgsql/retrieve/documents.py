@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kgsql.retrieve.text import identifier_words, split_identifier, words
+from kgsql.text.words import identifier_words, split_identifier, words
 from kgsql.schema.model import Column, DatabaseSchema, Table
 
 #: Field ids, in priority order when a word belongs to several fields.

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kgsql.retrieve.text import STOPWORDS, split_identifier, words
+from kgsql.text.words import STOPWORDS, split_identifier, words
 from kgsql.schema.model import DatabaseSchema
 
 COLUMN_FEATURES = (

@@ -25,7 +25,7 @@ import numpy as np
 
 from kgsql.paths import cache_root, private_dir
 from kgsql.retrieve.documents import Document
-from kgsql.retrieve.encoder import Encoder
+from kgsql.text.encoder import Encoder
 
 INDEX_FORMAT = 1
 

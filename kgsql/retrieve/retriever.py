@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from kgsql.retrieve.documents import FIELD_NAMES, Document, schema_documents
-from kgsql.retrieve.encoder import Encoder, TokenEmbeddings, get_encoder
+from kgsql.text.encoder import Encoder, TokenEmbeddings, get_encoder
 from kgsql.retrieve.features import LogisticModel, SchemaFacts, column_features, table_features
 from kgsql.retrieve.index import IndexStore, TokenIndex
 from kgsql.schema.joins import FKGraph, complete_joins, fk_graph

@@ -40,7 +40,7 @@ from pathlib import Path
 from kgsql.paths import write_private
 from kgsql.retrieve.index import default_cache_dir
 from kgsql.retrieve.romanise import romanised_forms
-from kgsql.retrieve.text import STOPWORDS, words
+from kgsql.text.words import STOPWORDS, words
 from kgsql.schema.model import DatabaseSchema
 
 _NUMERIC = re.compile(r"^[-+]?\d+([.,]\d+)?$")

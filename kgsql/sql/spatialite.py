@@ -250,7 +250,7 @@ class SpatialKnowledge:
             return None
         try:
             if isinstance(encoder, str):
-                from kgsql.retrieve.encoder import get_encoder
+                from kgsql.text.encoder import get_encoder
 
                 encoder = get_encoder(encoder)
             with self._lock:

@@ -13,7 +13,7 @@ import pytest
 from kgsql.lab.pg_cluster import TempCluster
 from kgsql.llm.scripted import ScriptedLM
 from kgsql.methods import build
-from kgsql.retrieve.encoder import HashEncoder
+from kgsql.text.encoder import HashEncoder
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.dialects import dialect_of, expert_line, label, sqlglot_name
 from kgsql.sql.to_postgis import to_postgis

@@ -250,7 +250,7 @@ def test_asking_on_a_superuser_ends_in_the_one_line_refusal(schema_graph, pg_sho
                                                              unique_name) -> None:
     from kgsql.llm.scripted import ScriptedLM
     from kgsql.methods import build
-    from kgsql.retrieve.encoder import HashEncoder
+    from kgsql.text.encoder import HashEncoder
     from kgsql.retrieve.selection import SchemaSelection
 
     class WholeSchema:

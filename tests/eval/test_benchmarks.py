@@ -101,7 +101,7 @@ def tiny(tmp_path: Path) -> Iterator[Path]:
 
 def test_a_registered_benchmark_runs_end_to_end(tiny: Path, tmp_path: Path, schema_graph,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from kgsql.retrieve.encoder import HashEncoder
+    from kgsql.text.encoder import HashEncoder
 
     monkeypatch.setenv("KGSQL_CACHE_DIR", str(tmp_path / "cache"))
     prompts: list[str] = []

@@ -330,7 +330,7 @@ def spatial_dir(tmp_path: Path) -> Path:
 
 def test_cross_fold_run_with_examples_from_the_training_side(spatial_dir: Path, tmp_path: Path, schema_graph,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from kgsql.retrieve.encoder import HashEncoder
+    from kgsql.text.encoder import HashEncoder
 
     monkeypatch.setenv("KGSQL_CACHE_DIR", str(tmp_path / "cache"))
     answers = {"How many spots are there?": "SELECT count(*) FROM spots",
@@ -367,7 +367,7 @@ def test_set_shots_and_lead_shots_decide_the_cell_and_its_pool(spatial_dir: Path
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """``--set shots=N`` names the cell like ``--shots N``; lead examples alone still get the training pool."""
     from kgsql.errors import InputError
-    from kgsql.retrieve.encoder import HashEncoder
+    from kgsql.text.encoder import HashEncoder
 
     monkeypatch.setenv("KGSQL_CACHE_DIR", str(tmp_path / "cache"))
     seen: list[str] = []

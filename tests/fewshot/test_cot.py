@@ -11,7 +11,7 @@ import pytest
 from kgsql.fewshot.cot import AutoCoT, build_cot, item_text, question_phrases, question_words, schema_items
 from kgsql.fewshot.pool import ExamplePool, PoolExample
 from kgsql.ingest.reader import read_database
-from kgsql.retrieve.encoder import Encoder, HashEncoder
+from kgsql.text.encoder import Encoder, HashEncoder
 
 TV_DDL = """
 CREATE TABLE TV_Channel (

@@ -12,7 +12,7 @@ from kgsql.fewshot.embed import PoolEmbeddings
 from kgsql.fewshot.kmeans import representatives
 from kgsql.fewshot.pool import ExamplePool, PoolExample
 from kgsql.fewshot.select import ExampleQuery, available_selectors, get_selector
-from kgsql.retrieve.encoder import HashEncoder
+from kgsql.text.encoder import HashEncoder
 
 ENC = HashEncoder()
 SINGERS = ExampleQuery("How many singers are older than 30?", SCHEMAS["concert"])

@@ -226,7 +226,7 @@ def test_select_keywords(kb: SpatialKnowledge, geo_schema: DatabaseSchema, quest
 
 @pytest.fixture(scope="module")
 def minilm() -> Any:
-    from kgsql.retrieve.encoder import EncoderUnavailableError, get_encoder
+    from kgsql.text.encoder import EncoderUnavailableError, get_encoder
 
     try:
         return get_encoder("minilm")

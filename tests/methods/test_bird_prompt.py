@@ -16,7 +16,7 @@ import pytest
 from golden import assert_golden
 from kgsql.llm.scripted import ScriptedLM
 from kgsql.methods import build
-from kgsql.retrieve.encoder import HashEncoder
+from kgsql.text.encoder import HashEncoder
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CLUB = """

@@ -21,7 +21,7 @@ from kgsql.errors import UnknownNameError
 from kgsql.fewshot.pool import ExamplePool, PoolExample, SqliteSchemas
 from kgsql.llm.scripted import ScriptedLM
 from kgsql.methods import KGSQL_ABLATIONS, available_methods, build, get_method
-from kgsql.retrieve.encoder import HashEncoder
+from kgsql.text.encoder import HashEncoder
 from kgsql.stages.method import OneCallOptions, StagedMethod
 
 FIXTURES = Path(__file__).parent / "fixtures"

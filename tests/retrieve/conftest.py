@@ -12,7 +12,7 @@ from kgsql.schema.model import DatabaseSchema
 @pytest.fixture(scope="session")
 def minilm():  # type: ignore[no-untyped-def]
     """The default encoder, loaded once for the whole session."""
-    from kgsql.retrieve.encoder import get_encoder
+    from kgsql.text.encoder import get_encoder
 
     return get_encoder("minilm")
 

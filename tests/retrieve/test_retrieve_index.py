@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from kgsql.retrieve.documents import schema_documents
-from kgsql.retrieve.encoder import (
+from kgsql.text.encoder import (
     ColbertAIEncoder, EncoderUnavailableError, HashEncoder, PylateEncoder, content_rows, get_encoder,
 )
 from kgsql.retrieve.index import IndexStore, documents_key
 from kgsql.retrieve.late_interaction import late_interaction, maxsim_all, maxsim_subset
-from kgsql.retrieve.text import identifier_words, split_identifier
+from kgsql.text.words import identifier_words, split_identifier
 
 
 @pytest.mark.parametrize("name,words", [
@@ -142,7 +142,7 @@ def test_no_progress_bar_warning_in_a_notebook_without_ipywidgets() -> None:
         "sys.modules['ipywidgets'] = None\n"
         "with warnings.catch_warnings(record=True) as seen:\n"
         "    warnings.simplefilter('always')\n"
-        "    from kgsql.retrieve.encoder import MiniLMEncoder\n"
+        "    from kgsql.text.encoder import MiniLMEncoder\n"
         "    MiniLMEncoder()\n"
         "print(sum('IProgress' in str(w.message) for w in seen))\n"
     )

@@ -9,7 +9,7 @@ import pytest
 
 from kgsql.errors import UnknownNameError
 from kgsql.fewshot.pool import ExamplePool, PoolExample
-from kgsql.retrieve.encoder import HashEncoder
+from kgsql.text.encoder import HashEncoder
 from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.stages.examples import PickExamples
 from kgsql.stages.state import QuestionState

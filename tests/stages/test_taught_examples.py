@@ -5,7 +5,7 @@ from pathlib import Path
 
 from kgsql.llm.scripted import ScriptedLM
 from kgsql.methods import build
-from kgsql.retrieve.encoder import HashEncoder
+from kgsql.text.encoder import HashEncoder
 
 LONGEST = "SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1"
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from kgsql.errors import KgsqlError
 from kgsql.registry import Registry
-from kgsql.retrieve.text import STOPWORDS, words
+from kgsql.text.words import STOPWORDS, words
 
 
 class EncoderUnavailableError(KgsqlError):
