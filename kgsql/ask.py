@@ -95,7 +95,8 @@ def switched_off(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
 def load_examples(path: Path, graph: Any) -> Any:
     """The few-shot pool of ``--examples``: schemas from the graph, else from SQLite files beside it."""
     from kgsql.fewshot.pool import ExamplePool
-    from kgsql.ingest.sources import FirstOf, GraphSchemas, SqliteSchemas
+    from kgsql.ingest.sources import SqliteSchemas
+    from kgsql.schema.sources import FirstOf, GraphSchemas
 
     if not path.is_file():
         raise InputError(f"examples file not found: {path}")

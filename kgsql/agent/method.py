@@ -32,7 +32,7 @@ from kgsql.errors import InputError, KgsqlError
 from kgsql.generate.answer import Answer, Candidate, check_question
 from kgsql.generate.styles import available_styles, render_schema
 from kgsql.llm.trace import Trace
-from kgsql.ingest.sources import GraphSchemas
+from kgsql.schema.sources import GraphSchemas
 from kgsql.prompts.templates import fill
 from kgsql.retrieve.lazy import lazy_retriever
 from kgsql.stages.schema import CHARS_PER_TOKEN

@@ -17,8 +17,8 @@ __all__ = [
 
 _LAZY = {
     "ExamplePool": "kgsql.fewshot.pool", "PoolExample": "kgsql.fewshot.pool",
-    "SqliteSchemas": "kgsql.ingest.sources", "GraphSchemas": "kgsql.ingest.sources",
-    "FirstOf": "kgsql.ingest.sources",
+    "SqliteSchemas": "kgsql.ingest.sources", "GraphSchemas": "kgsql.schema.sources",
+    "FirstOf": "kgsql.schema.sources",
     "ExampleQuery": "kgsql.fewshot.select", "ExampleSelector": "kgsql.fewshot.select",
     "get_selector": "kgsql.fewshot.select", "register_selector": "kgsql.fewshot.select",
     "available_selectors": "kgsql.fewshot.select",

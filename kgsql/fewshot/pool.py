@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from kgsql.errors import InputError
-from kgsql.ingest.sources import FirstOf, GraphSchemas, SchemaSource, SqliteSchemas, no_schemas
+from kgsql.ingest.sources import SqliteSchemas
+from kgsql.schema.sources import FirstOf, GraphSchemas, SchemaSource, no_schemas
 from kgsql.schema.model import DatabaseSchema
 
 __all__ = ["ExamplePool", "FirstOf", "GraphSchemas", "PoolExample", "SchemaSource", "SqliteSchemas"]

@@ -1,57 +1,26 @@
-"""Schema sources: one seam, ``db_id -> DatabaseSchema``, for every place that needs a schema.
+"""Schema sources for databases nobody ingested: SQLite files and Spider/BIRD ``tables.json``.
 
-The pipeline reads ingested schemas from the graph; example pools and the
-linking benchmark read databases nobody ingested (SQLite files, or Spider/BIRD
-``tables.json`` where no file ships). They all take a ``SchemaSource``:
+Read with ingest's reader (and, where asked, its value knowledge), without loading them into a
+graph; the seam and the graph's source are ``kgsql.schema.sources``:
 
-    GraphSchemas(graph)                      # what ingest stored
     SqliteSchemas(db_dir)                    # <db_dir>/<db>/<db>.sqlite or <db_dir>/<db>.sqlite
     SqliteSchemas(files={"geo": path}, enrich=True)   # + statistics and value knowledge, as ingest does
     TablesJsonSchemas("tables.json", descriptions_root)
-    FirstOf(GraphSchemas(graph), SqliteSchemas(db_dir))
-
-Each caches what it read (a schema is read once per process and source) and
-raises ``UnknownNameError`` for a database it does not have.
 """
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from kgsql.errors import UnknownNameError
 from kgsql.schema.model import DatabaseSchema
+from kgsql.schema.sources import CachedSource
 
-SchemaSource = Callable[[str], DatabaseSchema]
-"""``db_id -> DatabaseSchema``; raises UnknownNameError for an unknown database."""
-
-
-class _Cached:
-    """Read each database's schema once (thread-safe); subclasses say how in ``_read``."""
-
-    def __init__(self) -> None:
-        self._cache: dict[str, DatabaseSchema] = {}
-        self._lock = threading.Lock()
-
-    def __call__(self, db_id: str) -> DatabaseSchema:
-        with self._lock:
-            if db_id in self._cache:
-                return self._cache[db_id]
-        schema = self._read(db_id)
-        with self._lock:
-            return self._cache.setdefault(db_id, schema)
-
-    def forget(self, db_id: str) -> None:
-        """Read ``db_id`` again next time (its knowledge changed)."""
-        with self._lock:
-            self._cache.pop(db_id, None)
-
-    def _read(self, db_id: str) -> DatabaseSchema:  # pragma: no cover - abstract
-        raise NotImplementedError
+__all__ = ["SqliteSchemas", "TablesJsonSchemas"]
 
 
-class SqliteSchemas(_Cached):
+class SqliteSchemas(CachedSource):
     """Schemas read from SQLite files by ingest's reader, without loading them into a graph.
 
     ``db_dir``: ``<db_dir>/<db>/<db>.sqlite`` or ``<db_dir>/<db>.sqlite`` (Spider's layout);
@@ -93,7 +62,7 @@ class SqliteSchemas(_Cached):
         return enrich(read_database(p), p)
 
 
-class TablesJsonSchemas(_Cached):
+class TablesJsonSchemas(CachedSource):
     """Schemas rebuilt from a Spider/BIRD ``tables.json`` (BIRD dev ships no databases),
     with the description CSVs under ``descriptions_root`` where given."""
 
@@ -121,51 +90,3 @@ class TablesJsonSchemas(_Cached):
         if db_id not in self:
             raise UnknownNameError(f"database '{db_id}' is not in {self.tables_json}")
         return schema_with_descriptions(self.entries()[db_id], self.descriptions_root)
-
-
-class GraphSchemas(_Cached):
-    """Schemas of databases ingested into a graph (anything with ``schema(db_id)``).
-
-    ``follow_ingest``: for long-running processes (the service, the MCP server): each call asks
-    the graph for the database's content hash and reads the schema again after a re-ingest; the
-    same schema object is returned otherwise, so what was prepared for it stays warm."""
-
-    def __init__(self, graph: Any, *, knowledge: bool = True, follow_ingest: bool = False) -> None:
-        super().__init__()
-        self.graph = graph
-        self.knowledge = knowledge  # False: without what was mined from past questions
-        self.follow_ingest = follow_ingest
-        self._versions: dict[str, Any] = {}
-
-    def __call__(self, db_id: str) -> DatabaseSchema:
-        if self.follow_ingest:
-            version = self.graph.database_info(db_id).get("content_hash")  # unknown database: raises
-            with self._lock:
-                if self._versions.get(db_id) != version:
-                    self._cache.pop(db_id, None)
-                    self._versions[db_id] = version
-        return super().__call__(db_id)
-
-    def _read(self, db_id: str) -> DatabaseSchema:
-        return self.graph.schema(db_id) if self.knowledge else self.graph.schema(db_id, knowledge=False)
-
-
-class FirstOf:
-    """Try several schema sources in order (e.g. the graph, then SQLite files)."""
-
-    def __init__(self, *sources: SchemaSource | None) -> None:
-        self.sources = [s for s in sources if s is not None]
-
-    def __call__(self, db_id: str) -> DatabaseSchema:
-        errors = []
-        for source in self.sources:
-            try:
-                return source(db_id)
-            except Exception as exc:  # noqa: BLE001 - any source may fail its own way
-                errors.append(str(exc))
-        raise UnknownNameError(f"no schema for database '{db_id}': " + "; ".join(errors or ["no sources"]))
-
-
-def no_schemas(db_id: str) -> DatabaseSchema:
-    """The source of a pool built without one: every lookup says so."""
-    raise UnknownNameError(f"this example pool has no schema source (asked for '{db_id}')")

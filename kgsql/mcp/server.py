@@ -29,7 +29,7 @@ from pydantic import WithJsonSchema  # a dependency of openai's client, so alway
 
 from kgsql.agent.tools import TOOL_SPECS, DatabaseTools, list_databases, rows_text
 from kgsql.errors import InputError, KgsqlError
-from kgsql.ingest.sources import GraphSchemas
+from kgsql.schema.sources import GraphSchemas
 from kgsql.retrieve.lazy import lazy_retriever
 
 MCP_TOOLS = ("ListDatabases", "ListTables", "DescribeTable", "SearchColumn", "SearchValue", "FindShortestPath",

@@ -52,7 +52,7 @@ class Service:
         graph = self.graph
         with self._load:
             if self._schemas is None:
-                from kgsql.ingest.sources import GraphSchemas
+                from kgsql.schema.sources import GraphSchemas
 
                 self._schemas = GraphSchemas(graph, follow_ingest=True)
         return self._schemas(db)

@@ -20,7 +20,7 @@ from kgsql.correct.loop import LoopOptions, Rewrites
 from kgsql.errors import KgsqlError
 from kgsql.generate.answer import Answer, check_question
 from kgsql.generate.render import identifier_quoting
-from kgsql.ingest.sources import GraphSchemas
+from kgsql.schema.sources import GraphSchemas
 from kgsql.stages.evidence import GatherEvidence
 from kgsql.stages.examples import PickExamples
 from kgsql.stages.generate import GenerateSQL

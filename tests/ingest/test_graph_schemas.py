@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from kgsql.errors import UnknownNameError
-from kgsql.ingest.sources import GraphSchemas
+from kgsql.schema.sources import GraphSchemas
 
 
 def test_follow_ingest_rereads_only_what_changed(schema_graph, make_sqlite, unique_name) -> None:  # type: ignore[no-untyped-def]
