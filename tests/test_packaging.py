@@ -32,5 +32,5 @@ def test_data_folders_are_packages_with_their_files():
     assert "sql_instructions.txt" in prompts
     knowledge = importlib.resources.files("kgsql.sql") / "knowledge" / "spatialite_functions.yaml"
     assert knowledge.is_file()
-    rewrites = importlib.resources.files("kgsql.generate") / "knowledge" / "rewrite_examples.yaml"
+    rewrites = importlib.resources.files("kgsql.generate") / "rewrite_examples.yaml"
     assert rewrites.is_file()

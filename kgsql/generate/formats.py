@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from kgsql.generate.parts import PART_NAMES, PromptParts, Shot, check_order, part
+from kgsql.generate.parts import ACT_ORDER, DAIL_ORDER, PART_NAMES, PromptParts, Shot, check_order, part
 from kgsql.llm.base import Message
 from kgsql.prompts.templates import join_sections
 from kgsql.registry import Registry
@@ -194,11 +194,6 @@ def act_completion(parts: PromptParts, order: tuple[str, ...]) -> FormattedPromp
     messages.append({"role": "user", "content": text})
     return FormattedPrompt(messages, tail)
 
-
-#: DAIL-SQL's order: the examples before the schema, the spatial notes before the examples (SSpa).
-DAIL_ORDER = ("lead_shots", "knowledge", "shots", "schema", "geo", "hints", "evidence", "tips", "question")
-#: ACT-SQL's order: the examples as their own messages, the schema, the titled parts, the question.
-ACT_ORDER = ("lead_shots", "shots", "schema", "knowledge", "geo", "hints", "evidence", "tips", "question")
 
 register_format("dail", continue_select, DAIL_ORDER)
 register_format("schema-first", continue_select, PART_NAMES)

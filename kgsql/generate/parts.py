@@ -7,9 +7,10 @@ chat layouts once lost the graph's hints that way). How long a part stays the
 same (:class:`Lasts`) is what a prefix-caching server cares about: the
 ``shared-first`` format is nothing but the parts sorted by it.
 
-Adding a part: a field of :class:`PromptParts` and a line in :data:`PARTS`
-(the cache order); each format with a hand-written order then says where it
-goes, or registration names the format that does not.
+Adding a part: a field of :class:`PromptParts`, a line in :data:`PARTS` (the
+cache order) and its place in the papers' hand-written orders (:data:`DAIL_ORDER`,
+:data:`ACT_ORDER`), all here; a format registered with an order that lacks it
+is named at registration. With the stage that writes it, two code files.
 """
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ class PromptParts:
     schema: str
     shots: tuple[Shot, ...] = ()
     system: str = ""      # SDBMS line, e.g. "You are an expert in the SpatiaLite ..." (the system message)
-    knowledge: str = ""   # SDBMS function explanations
+    functions: str = ""   # SDBMS function explanations (the spatial functions this question needs)
     geo: str = ""         # geographic descriptions of the tables
     evidence: str = ""
     tips: str = ""        # schema tips from failed attempts
@@ -79,7 +80,7 @@ PARTS: tuple[Part, ...] = (
     Part("lead_shots", Lasts.RUN, "Some SQL examples of common kinds of questions"),
     Part("schema", Lasts.DATABASE),
     Part("geo", Lasts.DATABASE, "Geographic descriptions of the tables"),
-    Part("knowledge", Lasts.QUESTION, "Spatial functions"),
+    Part("functions", Lasts.QUESTION, "Spatial functions"),
     Part("shots", Lasts.QUESTION, "Some SQL examples are provided based on similar problems"),
     Part("hints", Lasts.QUESTION, "Hints from the database"),
     Part("evidence", Lasts.QUESTION, "Evidence", inline=True),
@@ -87,6 +88,12 @@ PARTS: tuple[Part, ...] = (
     Part("question", Lasts.QUESTION),
 )
 PART_NAMES: tuple[str, ...] = tuple(p.name for p in PARTS)
+#: DAIL-SQL's order: the examples before the schema, the spatial notes before the examples (SSpa).
+DAIL_ORDER: tuple[str, ...] = ("lead_shots", "functions", "shots", "schema", "geo", "hints", "evidence", "tips",
+                               "question")
+#: ACT-SQL's order: the examples as their own messages, the schema, the titled parts, the question.
+ACT_ORDER: tuple[str, ...] = ("lead_shots", "shots", "schema", "functions", "geo", "hints", "evidence", "tips",
+                              "question")
 _BY_NAME = {p.name: p for p in PARTS}
 
 

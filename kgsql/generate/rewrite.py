@@ -39,7 +39,7 @@ class RewriteExample:
 def load_rewrite_examples(path: str | None = None) -> list[RewriteExample]:
     """The shipped examples (or a YAML file of the same shape)."""
     if path is None:
-        text = (resources.files("kgsql.generate.knowledge") / "rewrite_examples.yaml").read_text(encoding="utf-8")
+        text = (resources.files("kgsql.generate") / "rewrite_examples.yaml").read_text(encoding="utf-8")
     else:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()

@@ -23,7 +23,7 @@ def sectioned_context(state: QuestionState) -> list[Message]:
     """The first pipeline's context messages: the system line (the dialect's expert when no stage set
     one), then the spatial functions under their heading, the schema and its geographic descriptions."""
     system = state.system or expert_line(dialect_of(state.full))
-    user = join_sections(section("spatial_section", functions=state.knowledge),
+    user = join_sections(section("spatial_section", functions=state.functions),
                          fill("context", schema=join_sections(state.schema_text, state.geo)))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -46,7 +46,7 @@ class GatherEvidence:
             return
         context = sectioned_context(state) if self.sections else [
             {"role": "system", "content": state.system},
-            {"role": "user", "content": join_sections(state.knowledge, fill("context", schema=state.schema_text))}]
+            {"role": "user", "content": join_sections(state.functions, fill("context", schema=state.schema_text))}]
         values = list(state.values)
         made = EvidenceGenerator(self.lm).generate(state.question, context, state.trace,  # type: ignore[arg-type]
                                                    values=values)

@@ -32,7 +32,7 @@ def prompt_parts(state: QuestionState, *, cot: bool = False) -> PromptParts:
     """Everything the state holds for the prompt, as a question format's parts."""
     return PromptParts(
         question=state.question, schema=state.schema_text, system=state.system,
-        shots=state.shots + tuple(Shot(q, sql) for q, sql in state.examples), knowledge=state.knowledge,
+        shots=state.shots + tuple(Shot(q, sql) for q, sql in state.examples), functions=state.functions,
         geo=state.geo, lead_shots=tuple(Shot(q, sql) for q, sql in state.lead_examples),
         hints="\n".join(state.hints), evidence=state.user_evidence, cot=cot,
         shots_per_question=state.examples_per_question,

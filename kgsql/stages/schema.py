@@ -126,4 +126,4 @@ class SpatialNotes:
 
         preamble, notes = spatial_notes(state.question, state.shown, k=self.functions, fixed=self.fixed, dialect=kb)
         if preamble:
-            state.system, state.knowledge = preamble, notes
+            state.system, state.functions = preamble, notes

@@ -31,7 +31,7 @@ class QuestionState:
     values: list[ValueMatch] = field(default_factory=list)
     schema_text: str = ""
     system: str = ""                            # the system message (SQLite/SpatiaLite expert)
-    knowledge: str = ""                         # spatial function notes for this question
+    functions: str = ""                         # spatial function notes for this question
     geo: str = ""                               # geographic descriptions of the tables
     hints: list[str] = field(default_factory=list)
     examples: list[tuple[str, str]] = field(default_factory=list)  # (question, SQL)

@@ -38,7 +38,7 @@ CASES = {
     "sspa": ("dail", PromptParts(
         QUESTION, SCHEMA, SHOTS,
         system="You are an expert in the SpatiaLite spatial database and highly skilled in writing SQL queries.",
-        knowledge="The function GLength(c Curve, 1) returns the length of curve c, measured in meters.",
+        functions="The function GLength(c Curve, 1) returns the length of curve c, measured in meters.",
         geo="The 'singer' table records information about singers in Nanjing.",
         tips="The table 'singers' does not exist in the database and should not be used.")),
     "schema-first": ("schema-first", PromptParts(

@@ -11,7 +11,7 @@ from kgsql.generate.parts import PART_NAMES, PARTS, Lasts, PartOrderError, Promp
 #: A distinct marker in every part, so each one's place in the prompt can be found.
 MARKED = PromptParts(
     question="QUESTION-MARK", schema="SCHEMA-MARK", shots=(Shot("SHOT-Q", "SELECT 'SHOT-MARK'"),),
-    knowledge="KNOWLEDGE-MARK", geo="GEO-MARK", evidence="EVIDENCE-MARK", tips="TIPS-MARK",
+    functions="FUNCTIONS-MARK", geo="GEO-MARK", evidence="EVIDENCE-MARK", tips="TIPS-MARK",
     hints="HINTS-MARK", lead_shots=(Shot("LEAD-Q", "SELECT 'LEAD_SHOTS-MARK'"),))
 
 
