@@ -1,6 +1,6 @@
 """Build the method an evaluation run asks with, by name.
 
-The runner only needs "something with ``ask(question, db, evidence)``". Named
+The runner only needs "something with ``ask(question, db, evidence, history)``". Named
 methods come from the registry ``kgsql.methods``; when it does not import,
 every run fails at once with one line that says why (there is no fallback
 method: a run must measure the method it names). ``--set key=value``
@@ -14,9 +14,11 @@ from typing import Any, Protocol, Sequence
 from kgsql.errors import KgsqlError
 
 class Asker(Protocol):
-    """What the runner needs from a method."""
+    """What the runner needs from a method; ``history`` (the earlier questions of a conversation) is
+    passed only for a follow-up turn (SParC), so a single-turn-only asker still answers the others."""
 
-    def ask(self, question: str, db: str, evidence: str | None = None) -> Any: ...
+    def ask(self, question: str, db: str, evidence: str | None = None,
+            history: Sequence[str] | None = None) -> Any: ...
 
 
 def registry() -> Any:

@@ -21,6 +21,7 @@ from sqlglot.tokens import TokenType
 from kgsql.db.connect import check_sqlite_file
 from kgsql.db.isolate import execute_isolated
 from kgsql.errors import DatabaseFileError, KgsqlError, QueryExecutionError, UnsafeSQLError
+from kgsql.eval.interactions import interaction_summary
 
 DEFAULT_TIMEOUT_S = 30.0
 MAX_ROWS = 1_000_000  # a result this large is reported as "truncated", not compared
@@ -376,9 +377,13 @@ def mean_metrics(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def aggregate(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Overall means plus breakdowns by difficulty, by full label and by label tag."""
+    """Overall means plus breakdowns by difficulty, by full label and by label tag; for turns of
+    conversations (records with an interaction id), ``interaction``: interaction EX."""
     rows = list(rows)
     out = mean_metrics(rows)
+    interactions = interaction_summary(rows)
+    if interactions is not None:
+        out["interaction"] = interactions
     by_difficulty: dict[str, list[Mapping[str, Any]]] = {}
     by_label: dict[str, list[Mapping[str, Any]]] = {}
     by_tag: dict[str, list[Mapping[str, Any]]] = {}

@@ -17,7 +17,7 @@ import hashlib
 import json
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from kgsql.errors import InputError, KgsqlError
 from kgsql.llm.base import LM, Completion, Messages
@@ -101,11 +101,13 @@ class Replaying:
     def __getattr__(self, name: str) -> Any:  # schema(), options...: the method's own
         return getattr(self.method, name)
 
-    def ask_example(self, question_id: str, question: str, db: str, evidence: str | None = None) -> Any:
+    def ask_example(self, question_id: str, question: str, db: str, evidence: str | None = None,
+                    history: Sequence[str] | None = None) -> Any:
         if not self.lm.knows(question_id):
             raise NotReplayable("the recording does not hold this question")
         self.lm.begin(question_id)
-        answer = self.method.ask(question, db=db, evidence=evidence)
+        more = {"history": list(history)} if history else {}  # a conversation's turn: as the run asked it
+        answer = self.method.ask(question, db=db, evidence=evidence, **more)
         if self.lm.problem:
             raise NotReplayable(self.lm.problem)
         return answer

@@ -2,7 +2,8 @@
 
 One summary covers any mix of runs: overall figures, breakdowns by
 difficulty / label, token and time totals, and the same per run
-(``method`` x ``shots``) so the plots can compare methods.
+(``method`` x ``shots``) so the plots can compare methods; runs of a
+multi-turn benchmark also get interaction EX (``kgsql.eval.interactions``).
 
 ``python -m kgsql.eval.report RECORDS.jsonl... --out DIR`` writes
 ``summary.json``, ``summary.md`` and the plots into DIR.
@@ -16,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from kgsql.eval.interactions import interaction_markdown
 from kgsql.eval.metrics import METRICS, aggregate
 from kgsql.eval.records import Record
 
@@ -84,10 +86,12 @@ def to_markdown(summary: Mapping[str, Any], title: str = "Evaluation summary") -
     lines += _table("Overall", {"all": summary})
     lines += [f"Missing database: {summary['n_missing_db']} · prediction errors: "
               f"{summary['n_pred_error']} · gold errors: {summary['n_gold_error']}", ""]
-    for key, name in (("by_difficulty", "By difficulty"), ("by_label", "By label"),
+    depth = " (turn depth)" if summary.get("interaction") else ""  # a conversation's turns: depth as difficulty
+    for key, name in (("by_difficulty", f"By difficulty{depth}"), ("by_label", "By label"),
                       ("by_tag", "By label tag")):
         if summary.get(key):
             lines += _table(name, summary[key])
+    lines += interaction_markdown(summary)
     lines += ["### Cost", "", "| run | tokens total | tokens/question | time total (s) | "
               "s/question | rounds/question |", "|---|---:|---:|---:|---:|---:|"]
     runs = summary.get("by_run") or {"all": summary}

@@ -26,7 +26,8 @@ from kgsql.cli_types import non_negative_int
 from kgsql.db.privilege import add_privileged_flag, apply_privileged_flag
 from kgsql.errors import InputError
 from kgsql.eval.datasets import Dataset, available_benchmarks, get_benchmark, per_benchmark
-from kgsql.eval.datasets.registry import cross_fold_benchmarks, language_help, languages, split_help
+from kgsql.eval.datasets.registry import cross_fold_benchmarks, language_help, languages, split_help, taking
+from kgsql.eval.interactions import interaction_line
 from kgsql.eval.method import default_shots, lead_shots, make_method, parse_sets, registry
 from kgsql.eval.metrics import METRICS
 from kgsql.eval.protocols import PAPER_SHOTS, cross_fold_groups, paper_table, parse_folds, single_groups
@@ -68,8 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only questions of these databases (comma list; repeatable)")
     parser.add_argument("--limit", type=int, default=None, help="N questions (per split)")
     parser.add_argument("--db-dir", type=Path, default=None,
-                        help="folder of <db>/<db>.sqlite where the benchmark's loader takes one (BIRD; "
-                             "default: in or beside --data-dir)")
+                        help=f"folder of <db>/<db>.sqlite where the benchmark's loader takes one "
+                             f"({taking('db_dir')}; default: in or beside --data-dir)")
     parser.add_argument("--no-evidence", action="store_true",
                         help="ask without the benchmark's evidence (BIRD's hand-written hints): the knowledge "
                              "an answer needs must come from the graph")
@@ -335,7 +336,8 @@ def _cell_summary(cell: Cell, metric: str) -> dict[str, Any]:
             "bird_ex": s["bird_ex"], "soft_f1": s["soft_f1"], "tokens_mean": s["tokens_mean"],
             "tokens_total": s["tokens_total"], "latency_mean_s": s["latency_mean_s"],
             "rounds_mean": s["rounds_mean"], "minutes": round(_cost_minutes(cell.records), 2),
-            "wall_s_this_session": round(cell.wall_s, 1), "time": time_breakdown(cell.records)}
+            "wall_s_this_session": round(cell.wall_s, 1), "time": time_breakdown(cell.records),
+            **({"interaction": s["interaction"]} if s.get("interaction") else {})}
 
 
 def _finish(args: argparse.Namespace, out: Path, cells: list[Cell], methods: list[str], metric: str,
@@ -354,6 +356,10 @@ def _finish(args: argparse.Namespace, out: Path, cells: list[Cell], methods: lis
         values = {key[id(c)]: r[metric] for c, r in zip(cells, results)}
         counts = {key[id(c)]: r["n_scored"] for c, r in zip(cells, results)}
         table = paper_table(values, rows, splits, shots, counts=counts)
+        if any(r.get("interaction") for r in results):  # a multi-turn benchmark: its interactions too
+            per_interaction = {key[id(c)]: (r.get("interaction") or {}).get(metric) for c, r in zip(cells, results)}
+            table += (f"\nInteractions, {metric} of every scored turn (%):\n\n"
+                      + paper_table(per_interaction, rows, splits, shots))
         (out / "table.md").write_text(f"# {metric} (%)\n\n{table}", encoding="utf-8")
         write_report([r for c in cells for r in c.records], out, title=f"{args.dataset}: all cells",
                      metric=metric, plots=not args.no_plots)
@@ -386,6 +392,8 @@ def print_results(meta: dict[str, Any]) -> None:
         print(f"{c['split'] or 'dev'} {c['method']} {c['shots']}-shot: {metric} {value} "
               f"({c['n_scored']} scored of {c['n']}; {c['n_pred_error']} prediction errors) · "
               f"{tokens} tokens/question · {c['minutes']:.1f} min · {c['dir']}")
+        if c.get("interaction"):
+            print(f"  {interaction_line(c)}")
         if c.get("time"):
             print(format_breakdown(c["time"]))
         if c["n_missing_db"]:

@@ -189,6 +189,16 @@ def evidence_for(example: Example, given: bool = True) -> str | None:
     return " ".join(parts) or None
 
 
+def ask_method(asker: Any, example: Example, db: str, spec: RunSpec) -> Any:
+    """One question to the method, with the benchmark's evidence when the run gives it and, for a
+    conversation's follow-up turn, the earlier questions (the method decides what to do with them)."""
+    more = {"history": example.history} if example.history else {}
+    evidence = evidence_for(example, spec.with_evidence)
+    if hasattr(asker, "ask_example"):  # a replay: the records of this very question answer the model calls
+        return asker.ask_example(example.id, example.question, db=db, evidence=evidence, **more)
+    return asker.ask(example.question, db=db, evidence=evidence, **more)
+
+
 def missing_record(example: Example) -> Record:
     return Record(id=example.id, db_id=example.db_id, question=example.question, gold=list(example.gold),
                   difficulty=example.difficulty, label=example.label, error=MISSING_DB, error_kind="missing_db")
@@ -323,9 +333,10 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
     lock = threading.Lock()
     failures = [0]
 
-    def finish(rec: Record) -> Record:
+    def finish(rec: Record, example: Example) -> Record:
         rec.method, rec.shots = spec.method, shots
         rec.extra.update(group.tag)
+        rec.extra.update(example.turn)  # a conversation's turn: its interaction, for interaction EX
         with lock:
             log.append(rec)
             logged[rec.id] = rec
@@ -333,27 +344,23 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
 
     def one(example: Example) -> Record | None:
         if example.db_id not in names:
-            return finish(missing_record(example))
+            return finish(missing_record(example), example)
         try:
-            if hasattr(asker, "ask_example"):  # a replay: the records of this very question answer the model calls
-                answer = asker.ask_example(example.id, example.question, db=names[example.db_id],
-                                           evidence=evidence_for(example, spec.with_evidence))
-            else:
-                answer = asker.ask(example.question, db=names[example.db_id], evidence=evidence_for(example, spec.with_evidence))
+            answer = ask_method(asker, example, names[example.db_id], spec)
         except NotReplayable as exc:
             return finish(Record(id=example.id, db_id=example.db_id, question=example.question,
                                  gold=list(example.gold), error=str(exc), error_kind=NOT_REPLAYABLE,
-                                 difficulty=example.difficulty, label=example.label))
+                                 difficulty=example.difficulty, label=example.label), example)
         except InputError as exc:  # this question is unanswerable as given: logged as a method error
             rec = Record(id=example.id, db_id=example.db_id, question=example.question, gold=list(example.gold),
                          spider_ex=0, bird_ex=0, soft_f1=0.0, error=str(exc), error_kind="no_prediction",
                          difficulty=example.difficulty, label=example.label)
-            return finish(rec)
+            return finish(rec, example)
         if _produced_nothing(answer):
             raise RunAborted(f"{example.id}: the method produced nothing: {answer.error}")
         schema = getattr(asker, "schema", None)
         full = schema(names[example.db_id]) if callable(schema) else None
-        return finish(answer_record(example, dataset, answer, timeout_s=spec.timeout_s, schema=full))
+        return finish(answer_record(example, dataset, answer, timeout_s=spec.timeout_s, schema=full), example)
 
     def settle(example: Example, call: Callable[[], Record | None]) -> None:
         try:

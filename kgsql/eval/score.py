@@ -19,6 +19,7 @@ from typing import Any
 from kgsql.errors import InputError
 from kgsql.eval.datasets import Dataset, Example, available_benchmarks, get_benchmark
 from kgsql.eval.datasets.registry import language_help, languages, split_help, taking
+from kgsql.eval.interactions import interaction_line, without_interaction_breaks
 from kgsql.eval.metrics import DEFAULT_TIMEOUT_S, DistinctMode, aggregate, evaluate_prediction
 from kgsql.eval.records import Record, RecordLog
 
@@ -77,6 +78,7 @@ def score_example(
     rec = Record(id=example.id, db_id=example.db_id, question=example.question,
                  gold=list(example.gold), pred=pred, difficulty=example.difficulty,
                  label=example.label)
+    rec.extra.update(example.turn)  # a conversation's turn: its interaction, for interaction EX
     db = dataset.db_path(example.db_id)
     if db is None:
         rec.error, rec.error_kind = "database file missing", "missing_db"
@@ -122,6 +124,9 @@ def format_table(summary: dict[str, Any]) -> str:
                     if summary.get("missing_db_ids") else "")
                  + f"; prediction errors: {summary['n_pred_error']}"
                  + f"; gold errors: {summary['n_gold_error']}")
+    interactions = interaction_line(summary)
+    if interactions:
+        lines.append(interactions)
     return "\n".join(lines)
 
 
@@ -130,7 +135,11 @@ def score_file(
     timeout_s: float = DEFAULT_TIMEOUT_S, distinct: DistinctMode = "all",
     soft_f1_digits: int | None = None, progress: bool = False, log: RecordLog | None = None,
 ) -> dict[str, Any]:
-    """Score aligned predictions; returns totals plus ``records`` in dataset order."""
+    """Score aligned predictions; returns totals plus ``records`` in dataset order.
+
+    A multi-turn benchmark's file may hold a blank line after each interaction
+    (SParC's official form); those breaks are dropped first."""
+    predictions = without_interaction_breaks(predictions, dataset.examples)
     examples = dataset.examples[:limit] if limit is not None else dataset.examples
     if len(predictions) > len(dataset.examples):
         raise InputError(f"{len(predictions)} predictions for {len(dataset.examples)} questions: "

@@ -26,7 +26,7 @@ from tests.eval.test_run import LEAN, make_db, parse
 
 
 def test_builtin_benchmarks_keep_their_defaults() -> None:
-    assert available_benchmarks()[:3] == ["spider", "bird", "spatial"]
+    assert available_benchmarks()[:4] == ["spider", "bird", "spatial", "sparc"]
     spider, bird, spatial = (get_benchmark(n) for n in ("spider", "bird", "spatial"))
     assert (spider.metric, bird.metric, spatial.metric) == ("spider_ex", "bird_ex", "spider_ex")
     assert (spider.timeout_s, bird.timeout_s, spatial.timeout_s) == (30.0, 30.0, 120.0)
@@ -39,7 +39,7 @@ def test_builtin_benchmarks_keep_their_defaults() -> None:
 
 
 def test_unknown_benchmark_names_the_known_ones() -> None:
-    with pytest.raises(InputError, match="did you mean 'spider'.*known: spider, bird, spatial"):
+    with pytest.raises(InputError, match="did you mean 'spider'.*known: spider, bird, spatial, sparc"):
         get_benchmark("spidr")
 
 
@@ -49,7 +49,7 @@ def test_loader_options_keep_what_the_loader_takes() -> None:
     assert get_benchmark("bird").loader_options(**cli) == {"questions_file": Path("q.json")}
     assert get_benchmark("spider").loader_options(**cli) == {"questions_file": Path("q.json"),
                                                              "question_field": "SpiderSynQuestion"}
-    assert taking("db_dir") == "spider/bird" and taking("lang") == "spatial"  # for help texts
+    assert taking("db_dir") == "spider/bird/sparc" and taking("lang") == "spatial"  # for help texts
 
 
 # --------------------------------------------------------------------------- a new benchmark

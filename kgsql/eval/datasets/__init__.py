@@ -11,14 +11,15 @@ split, default metric and SQL timeout, how its default few-shot pool is found
 ``--protocol cross-fold`` applies, how its databases are named in the schema
 graph, its question languages and where lab commands read its schemas.
 Registered: ``spider`` (``spider.py``; hardness in ``spider_hardness.py``),
-``bird`` (``bird.py``), ``spatial`` (``spatial.py``).
+``bird`` (``bird.py``), ``spatial`` (``spatial.py``), ``sparc`` (``sparc.py``:
+multi-turn, one example per turn).
 
 Adding one: a module defining ``BENCHMARK = Benchmark(...)`` and its loader,
 one line below registering it, and a loader test (see docs/eval.md).
 """
 from __future__ import annotations
 
-from kgsql.eval.datasets import bird, spatial, spider
+from kgsql.eval.datasets import bird, sparc, spatial, spider
 from kgsql.eval.datasets.base import Benchmark, Dataset, Example
 from kgsql.eval.datasets.registry import (
     BENCHMARKS, available_benchmarks, get_benchmark, load_dataset, per_benchmark, register_benchmark,
@@ -27,5 +28,5 @@ from kgsql.eval.datasets.registry import (
 __all__ = ["BENCHMARKS", "Benchmark", "Dataset", "Example", "available_benchmarks", "get_benchmark",
            "load_dataset", "per_benchmark", "register_benchmark"]
 
-for _module in (spider, bird, spatial):
+for _module in (spider, bird, spatial, sparc):
     register_benchmark(_module.BENCHMARK)

@@ -18,6 +18,14 @@ from kgsql.errors import InputError
 from kgsql.registry import Registry
 
 
+#: ``Example.extra`` keys of one turn of a conversation (SParC): the turns of an interaction share its id,
+#: ``turn_index`` counts from 0, ``history`` / ``history_sql`` are the earlier turns' questions and gold SQL.
+INTERACTION_ID = "interaction_id"
+TURN_INDEX = "turn_index"
+HISTORY = "history"
+HISTORY_SQL = "history_sql"
+
+
 @dataclass
 class Example:
     """One benchmark question with every gold SQL that counts as correct."""
@@ -36,6 +44,20 @@ class Example:
     def tags(self) -> list[str]:
         """Label split into tags ("G S Region" -> ["G", "S", "Region"])."""
         return self.label.split() if self.label else []
+
+    @property
+    def history(self) -> list[str]:
+        """The questions asked before this one in its conversation: what a method needs to read a follow-up."""
+        return [str(q) for q in self.extra.get(HISTORY) or []]
+
+    @property
+    def turn(self) -> dict[str, Any]:
+        """Interaction id and turn index for the record of a conversation turn (empty for a standalone
+        question), so interaction scores can be computed from records alone."""
+        if self.extra.get(INTERACTION_ID) is None:
+            return {}
+        return {INTERACTION_ID: str(self.extra[INTERACTION_ID]), TURN_INDEX: self.extra.get(TURN_INDEX),
+                HISTORY: self.history}
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The benchmark registry: ``register_benchmark``, ``get_benchmark``, ``available_benchmarks``.
 
 Commands take ``--dataset`` choices, defaults and help texts from here
-(``kgsql.eval.datasets`` registers Spider, BIRD and the spatial set on import).
+(``kgsql.eval.datasets`` registers Spider, BIRD, the spatial set and SParC on import).
 """
 from __future__ import annotations
 

@@ -1,0 +1,130 @@
+"""Interaction scores of multi-turn benchmarks (SParC), computed from per-turn records alone.
+
+A conversation is answered turn by turn, and each turn is scored like any
+question; what a multi-turn benchmark adds is whether a whole interaction
+was right. Records of turns carry ``extra["interaction_id"]`` (from
+``Example.turn``); records without one are standalone questions and are
+left out here, so other benchmarks' summaries are unchanged. SParC's own
+"question match / interaction match" are exact-set-match numbers; these are
+execution-based (docs/eval.md).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from kgsql.eval.datasets.base import INTERACTION_ID, Example
+
+#: The 0/1 metrics an interaction is scored on (Soft-F1 has no "every turn right").
+INTERACTION_METRICS = ("spider_ex", "bird_ex")
+Prediction = tuple[str, str | None]  # (SQL, db_id named on the line), as score reads them
+
+
+def interaction_of(row: Mapping[str, Any]) -> str | None:
+    """The interaction id of a record (dict form), or None for a standalone question."""
+    value = (row.get("extra") or {}).get(INTERACTION_ID)
+    return None if value is None else str(value)
+
+
+def interaction_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Interaction EX: an interaction counts right only when every scored turn of it is right.
+
+    Turns are grouped by (method, shots, interaction id), so a summary over
+    several runs counts each run's interactions apart. An interaction with no
+    scored turn (its database is missing) counts in ``n`` but not in the
+    means; ``n_scored`` is the denominator. None when no record has an
+    interaction id."""
+    groups: dict[tuple[Any, Any, str], list[Mapping[str, Any]]] = {}
+    for r in rows:
+        iid = interaction_of(r)
+        if iid is not None:
+            groups.setdefault((r.get("method"), r.get("shots"), iid), []).append(r)
+    if not groups:
+        return None
+    scored = [turns for turns in ([t for t in g if t.get("spider_ex") is not None] for g in groups.values())
+              if turns]
+    out: dict[str, Any] = {"n": len(groups), "n_scored": len(scored),
+                           "n_turns_scored": sum(len(turns) for turns in scored)}
+    for metric in INTERACTION_METRICS:
+        right = [all(t.get(metric) == 1 for t in turns) for turns in scored]
+        out[metric] = sum(right) / len(right) if right else None
+    return out
+
+
+# --------------------------------------------------------------------------- prediction files
+
+
+def interaction_sizes(examples: Sequence[Example]) -> list[int] | None:
+    """Turn counts of consecutive interactions, in dataset order; None when some example has no
+    interaction id (a single-turn benchmark)."""
+    sizes: list[int] = []
+    last: str | None = None
+    for e in examples:
+        iid = e.turn.get(INTERACTION_ID)
+        if iid is None:
+            return None
+        if iid == last:
+            sizes[-1] += 1
+        else:
+            sizes.append(1)
+            last = iid
+    return sizes
+
+
+def without_interaction_breaks(predictions: list[Prediction], examples: Sequence[Example]) -> list[Prediction]:
+    """Predictions with the blank line after each interaction removed (SParC's official file form,
+    ``dev_gold.txt`` included), so line ``i`` is turn ``i`` again.
+
+    Applied only when the blank lines cut the file into blocks of exactly the
+    first interactions' turn counts; any other file is returned unchanged
+    (then a blank line is an empty prediction, as for every benchmark)."""
+    if not any(not sql and db is None for sql, db in predictions):
+        return predictions
+    sizes = interaction_sizes(examples)
+    if not sizes:
+        return predictions
+    lines = list(predictions)
+    while lines and lines[-1] == ("", None):
+        lines.pop()
+    blocks: list[list[Prediction]] = [[]]
+    for line in lines:
+        if line == ("", None):
+            blocks.append([])
+        else:
+            blocks[-1].append(line)
+    if len(blocks) > len(sizes) or [len(b) for b in blocks] != sizes[:len(blocks)]:
+        return predictions
+    return [line for block in blocks for line in block]
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _pct(v: Any) -> str:
+    return "–" if v is None else f"{100 * v:.2f}"
+
+
+def interaction_markdown(summary: Mapping[str, Any]) -> list[str]:
+    """The report's "Interactions" table (overall, then per run); no lines without interactions."""
+    groups = {"all": summary.get("interaction")}
+    groups.update({name: m.get("interaction") for name, m in (summary.get("by_run") or {}).items()})
+    groups = {k: v for k, v in groups.items() if v}
+    if not groups:
+        return []
+    lines = ["### Interactions", "",
+             "An interaction is right when every scored turn of it is right (execution-based; the per-turn "
+             "figures are the tables above, turn depth as difficulty).", "",
+             "| group | interactions | scored | turns scored | spider_ex | bird_ex |", "|---|---:|---:|---:|---:|---:|"]
+    for name, m in groups.items():
+        lines.append(f"| {name} | {m['n']} | {m['n_scored']} | {m['n_turns_scored']} | {_pct(m['spider_ex'])} | "
+                     f"{_pct(m['bird_ex'])} |")
+    return lines + [""]
+
+
+def interaction_line(summary: Mapping[str, Any]) -> str | None:
+    """One line for the ``score`` text table, or None without interactions."""
+    m = summary.get("interaction")
+    if not m:
+        return None
+    return (f"interactions: {m['n']} ({m['n_scored']} scored): interaction spider_ex {_pct(m['spider_ex'])}, "
+            f"bird_ex {_pct(m['bird_ex'])} (every scored turn right)")
