@@ -138,7 +138,10 @@ def build(name: str, graph: Any, lm: Any, pool: Any = SHIPPED_EXAMPLES, *, retri
                                f"(known: {', '.join(sorted(known))})")
     options = replace(spec.options, **overrides) if overrides else spec.options
     if isinstance(options, AgentOptions):
-        return AgentMethod(graph, lm, options, retriever=retriever, encoder=encoder, follow_ingest=follow_ingest)
+        drafter = build("kgsql", graph, lm, SHIPPED_EXAMPLES if shipped else pool, retriever=retriever,
+                        encoder=encoder, follow_ingest=follow_ingest).ask if options.draft else None
+        return AgentMethod(graph, lm, options, retriever=retriever, encoder=encoder, follow_ingest=follow_ingest,
+                           drafter=drafter)
     if isinstance(options, OneCallOptions):
         fallback = shipped_pool() if shipped else None  # only the one-call methods show them
         return StagedMethod.one_call(graph, lm, options, pool=pool, fallback_pool=fallback, retriever=retriever,

@@ -22,7 +22,7 @@ import functools
 import importlib.resources
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from kgsql.agent.actions import ActionError
 from kgsql.agent.tools import AGENT_TOOLS, TOOL_SPECS, DatabaseTools, Observation
@@ -55,6 +55,7 @@ class AgentOptions:
     schema: str = "names"           # names: table names only (the paper's); or a schema style shown in the question
                                     # turn ("table-column": each table with its columns) while it fits schema_tokens
     schema_tokens: int = 1500       # the most a shown schema may take; a bigger one: table names only
+    draft: bool = False             # the default method's query and its result open the episode (one more call)
     max_tokens: int = 256
     temperature: float = 0.0
     timeout_s: float = 30.0
@@ -111,6 +112,13 @@ def question_turn(question: str, database: str, tables: Sequence[str], evidence:
     return "\n".join(lines)
 
 
+def draft_note(draft: Observation) -> str:
+    """What the question turn says of the default method's query: the query, its result, what to do."""
+    return (f"\nA first query, written from the schema:\n{draft.sql}\nIts result:\n{draft.text}\n"
+            "Check it with the tools where you doubt it, fix it if it is wrong, and finish with Done(sql) "
+            "(the same query if it is right).")
+
+
 def shown_schema(options: AgentOptions, schema: Any) -> str:
     """The schema text for the question turn: "" with ``schema=names`` or when it would exceed the budget
     (a wide database keeps the table-names prompt, whose size does not grow with the schema)."""
@@ -124,10 +132,12 @@ class AgentMethod:
     """Answers a question by letting the model call the graph's tools, one per round."""
 
     def __init__(self, graph: Any, lm: Any, options: AgentOptions = AgentOptions(), *, retriever: Any = None,
-                 encoder: Any = None, follow_ingest: bool = False) -> None:
+                 encoder: Any = None, follow_ingest: bool = False,
+                 drafter: Callable[..., Answer] | None = None) -> None:
         self.graph = graph
         self.lm = lm
         self.options = options
+        self.drafter = drafter  # ``draft``: asks the default method first (``drafter(question, db, evidence=)``)
         # each database read from the graph once (again after a re-ingest with follow_ingest), not per question
         self.schemas = GraphSchemas(graph, follow_ingest=follow_ingest)
         self.retriever = lazy_retriever(retriever, encoder)  # one for every question, built on the first search
@@ -152,16 +162,33 @@ class AgentMethod:
                 self.lm, max_tokens=self.options.max_tokens, temperature=self.options.temperature)
             dialect = {"spatialite": "SpatiaLite (SQLite)", "postgis": "PostGIS (PostgreSQL)"}.get(
                 dialect_of(tools.schema), label(dialect_of(tools.schema)))
-            transport.begin(instruction(self.options, dialect),
-                            question_turn(question, db, tables, evidence or "", self.options.tables_shown,
-                                          shown_schema(self.options, tools.schema)))
-            self._episode(transport, tools, trace, answer)
+            draft = self._draft(question, db, evidence, tools)
+            turn = question_turn(question, db, tables, evidence or "", self.options.tables_shown,
+                                 shown_schema(self.options, tools.schema))
+            transport.begin(instruction(self.options, dialect), turn + (draft_note(draft[1]) if draft else ""))
+            self._episode(transport, tools, trace, answer, draft[1] if draft else None)
         except KgsqlError as exc:
             answer.error = str(exc)
-        return answer.finish(trace, t0)
+            draft = None
+        answer.finish(trace, t0)
+        if draft is not None:  # the draft's calls are part of this answer's cost
+            answer.prompts = draft[0].prompts + answer.prompts
+            answer.tokens = {k: answer.tokens.get(k, 0) + draft[0].tokens.get(k, 0) for k in answer.tokens}
+        return answer
 
-    def _episode(self, transport: Transport, tools: DatabaseTools, trace: Trace, answer: Answer) -> None:
-        executed: list[Candidate] = []
+    def _draft(self, question: str, db: str, evidence: str | None,
+               tools: DatabaseTools) -> tuple[Answer, Observation] | None:
+        """The default method's answer and the agent's own run of its query, when ``draft`` is on."""
+        if not self.options.draft or self.drafter is None:
+            return None
+        drafted = self.drafter(question, db, evidence=evidence)
+        if not drafted.sql:
+            return None
+        return drafted, tools.execute_sql(drafted.sql)
+
+    def _episode(self, transport: Transport, tools: DatabaseTools, trace: Trace, answer: Answer,
+                 draft: Observation | None = None) -> None:
+        executed: list[Candidate] = [] if draft is None else [Candidate(draft.sql, draft.result, draft.error)]
         final: Observation | None = None
         fixed_done = False
         model_error: str | None = None

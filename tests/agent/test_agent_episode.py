@@ -203,3 +203,42 @@ def test_the_question_turn_can_show_the_columns_within_a_budget(graph) -> None: 
     lm = ScriptedLM([f'Action: Done("{LONGEST}")'])
     AgentMethod(graph, lm, AgentOptions(schema="table-column", schema_tokens=10)).ask("Longest river?", "episode_geo")
     assert lm.calls[0].messages[1]["content"].endswith("(tables: provinces, cities, rivers, river_cities)")
+
+
+def _drafter(sql: str):  # type: ignore[no-untyped-def]
+    from kgsql.generate.answer import Answer
+
+    def draft(question: str, db: str, evidence: str | None = None) -> Answer:
+        answer = Answer(question=question, db=db, sql=sql)
+        answer.tokens = {"prompt": 100, "completion": 10, "cached": 0, "total": 110}
+        answer.prompts = [{"step": "sql"}]
+        return answer
+    return draft
+
+
+def test_a_draft_from_the_default_method_opens_the_episode(graph) -> None:  # type: ignore[no-untyped-def]
+    lm = ScriptedLM([f'Thought: the first query is right.\nAction: Done("{LONGEST}")'])
+    method = AgentMethod(graph, lm, AgentOptions(draft=True), drafter=_drafter(LONGEST))
+    answer = method.ask("Which river is the longest?", "episode_geo")
+    assert answer.rows == [("Silver River",)] and answer.rounds == 1
+    turn = lm.calls[0].messages[1]["content"]
+    assert f"A first query, written from the schema:\n{LONGEST}\nIts result:\nname" in turn
+    assert "Silver River" in turn and turn.endswith("(the same query if it is right).")
+    assert answer.tokens["prompt"] >= 100 and answer.prompts[0] == {"step": "sql"}  # the draft's cost counts
+
+
+def test_without_a_done_the_draft_is_the_answer(graph) -> None:  # type: ignore[no-untyped-def]
+    lm = ScriptedLM(['Action: ExecuteSQL("SELECT nope FROM rivers")'] * 2)
+    answer = AgentMethod(graph, lm, AgentOptions(draft=True, max_rounds=2),
+                         drafter=_drafter(LONGEST)).ask("Longest river?", "episode_geo")
+    assert answer.sql == LONGEST and answer.rows == [("Silver River",)]
+    # off (the default): no draft is asked for, the question turn is the paper's
+    lm = ScriptedLM([f'Action: Done("{LONGEST}")'])
+    AgentMethod(graph, lm, drafter=_drafter("SELECT 1")).ask("Longest river?", "episode_geo")
+    assert "A first query" not in lm.calls[0].messages[1]["content"]
+
+
+def test_build_gives_the_agent_the_default_method_as_its_drafter(graph) -> None:  # type: ignore[no-untyped-def]
+    assert build("agent", graph, ScriptedLM([])).drafter is None
+    drafter = build("agent", graph, ScriptedLM([]), draft=True).drafter
+    assert drafter is not None and getattr(drafter, "__self__").__class__.__name__ == "StagedMethod"
