@@ -13,9 +13,8 @@ relation their geometry types give (``kgsql.schema.spatial_pairs``: a point
 inside a polygon, a line crossing a polygon...). Per SELECT, a JOIN's ``ON a =
 b`` gets that condition when
 
-* the two sides name the same FROM item (a tautology, or a condition on one
-  table only), and exactly one other FROM item is keyed or located to the
-  joined table; or
+* the two sides are the same column of one FROM item (a tautology), and
+  exactly one other FROM item is keyed or located to the joined table; or
 * the sides are columns of two geometry tables that share no key, relate by
   location, and the equality matches no pair of rows (checked on the database).
 
@@ -89,8 +88,10 @@ def _fix(ctx: CheckContext, scope: Scope, g: FKGraph, join: exp.Join, order: lis
     aliases = {_alias_of(scope, s, joined) for s in sides}  # type: ignore[arg-type]
     if None in aliases:
         return False
-    if len(aliases) == 1:  # a tautology or a condition on one table: what joins the joined table to its partner
+    if len(aliases) == 1:  # a tautology (one column equal to itself): what joins the joined table to its partner
         (alias,) = aliases
+        if sides[0].name.lower() != sides[1].name.lower():
+            return False  # two columns of one table: a filter written in ON, not a join that joins nothing
         partners = order[:order.index(joined)] if alias == joined else [alias]
         conditions = [c for c in (_condition(ctx, scope, g, joined, p) for p in partners) if c is not None]
         if len(conditions) != 1:
