@@ -6,7 +6,7 @@ province = '新疆维吾尔自治区'`` when only ``cities`` has ``province`` an
 is in a city because its point is inside the city's polygon; or ``WHERE district
 = '玄武区'`` when ``districts`` is a table of polygons. It also calls every
 geometry ``Shape``. Of the 22 spatial queries that did not run in issue 29's
-failure table, these were 9; no key joins the tables, so the FK join repair
+failure table, about 9 were of these kinds; no key joins the tables, so the FK join repair
 (``kgsql.correct.repair``) cannot help. The geometry types can
 (``kgsql.schema.spatial_pairs``). Per SELECT (its own FROM items only), without a
 model call:
