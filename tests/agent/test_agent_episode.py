@@ -32,7 +32,7 @@ def test_an_episode_calls_every_tool_recovers_a_malformed_action_and_finishes(gr
         f'Action: ExecuteSQL("{LONGEST}")',
         f'Thought: that is it\nAction: Done("{LONGEST}")\nObservation: Silver River',
     ])
-    answer = build("agent", graph, lm).ask("Which river is the longest?", "episode_geo")
+    answer = build("agent", graph, lm, draft=False).ask("Which river is the longest?", "episode_geo")  # the paper's
     assert answer.error is None and answer.sql == LONGEST and answer.rows == [("Silver River",)]
     assert answer.rounds == 6 and len(lm.calls) == 6
     assert [s.get("action", "").split("(")[0] for s in answer.steps] == [
@@ -180,7 +180,7 @@ def test_ask_cli_runs_the_agent_method(stub_env, cli_ingest, example_db: Path) -
         env = stub_env(stub)
         cli_ingest(env, example_db, "episode_geo")
         run = subprocess.run([sys.executable, "-m", "kgsql.ask", "Which river is longest?", "--db", "episode_geo",
-                              "--method", "agent", "--trace"], capture_output=True, text=True, env=env, timeout=300)
+                              "--method", "agent", "--set", "draft=false", "--trace"], capture_output=True, text=True, env=env, timeout=300)
     finally:
         stub.close()
     assert run.returncode == 0, run.stderr
@@ -232,13 +232,13 @@ def test_without_a_done_the_draft_is_the_answer(graph) -> None:  # type: ignore[
     answer = AgentMethod(graph, lm, AgentOptions(draft=True, max_rounds=2),
                          drafter=_drafter(LONGEST)).ask("Longest river?", "episode_geo")
     assert answer.sql == LONGEST and answer.rows == [("Silver River",)]
-    # off (the default): no draft is asked for, the question turn is the paper's
+    # off: no draft is asked for, the question turn is the paper's
     lm = ScriptedLM([f'Action: Done("{LONGEST}")'])
-    AgentMethod(graph, lm, drafter=_drafter("SELECT 1")).ask("Longest river?", "episode_geo")
+    AgentMethod(graph, lm, AgentOptions(draft=False), drafter=_drafter("SELECT 1")).ask("Longest river?", "episode_geo")
     assert "A first query" not in lm.calls[0].messages[1]["content"]
 
 
 def test_build_gives_the_agent_the_default_method_as_its_drafter(graph) -> None:  # type: ignore[no-untyped-def]
-    assert build("agent", graph, ScriptedLM([])).drafter is None
-    drafter = build("agent", graph, ScriptedLM([]), draft=True).drafter
+    assert build("agent", graph, ScriptedLM([]), draft=False).drafter is None
+    drafter = build("agent", graph, ScriptedLM([])).drafter  # on by default
     assert drafter is not None and getattr(drafter, "__self__").__class__.__name__ == "StagedMethod"
