@@ -6,9 +6,10 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kgsql.conversation import Conversation
     from kgsql.schema_graph import SchemaGraph
 
-__all__ = ["SchemaGraph", "__version__"]
+__all__ = ["Conversation", "SchemaGraph", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
@@ -17,4 +18,8 @@ def __getattr__(name: str) -> Any:
         from kgsql.schema_graph import SchemaGraph
 
         return SchemaGraph
+    if name == "Conversation":
+        from kgsql.conversation import Conversation
+
+        return Conversation
     raise AttributeError(f"module 'kgsql' has no attribute {name!r}")

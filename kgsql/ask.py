@@ -4,6 +4,8 @@ Uses the schema graph (embedded unless ``--graph``/``KGSQL_GRAPH_URI``) and the
 LLM configured by ``KGSQL_LLM_BASE_URL``/``KGSQL_LLM_MODEL`` or, with none, the
 local model (``python -m kgsql.llm pull qwen2.5-coder-1.5b`` first). Each
 ``--no-*`` flag switches one method component off, for ablations.
+``--conversation NAME`` continues a conversation across invocations: the earlier
+questions go with this one, which is rewritten to stand alone first.
 """
 from __future__ import annotations
 
@@ -53,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="set a method option, e.g. --set shots=3 (repeatable; docs/methods.md lists them)")
     p.add_argument("--json", action="store_true", help="print the whole answer as JSON")
     p.add_argument("--trace", action="store_true", help="also print every prompt and response")
+    p.add_argument("--conversation", metavar="NAME",
+                   help="continue conversation NAME: its earlier questions (the last 6) give this one its context; "
+                        "kept in kgsql's private state folder")
+    p.add_argument("--new-conversation", action="store_true",
+                   help="with --conversation: forget its earlier questions, this one starts it over")
     for flag, (_fields, help_text) in OFF_FLAGS.items():
         p.add_argument(flag, action="store_true", help=help_text)
     add_privileged_flag(p)
@@ -120,12 +127,23 @@ def format_table(columns: list[str], rows: list[tuple[Any, ...]], limit: int = 2
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.new_conversation and args.conversation is None:
+        parser.error("--new-conversation needs --conversation NAME")
     apply_privileged_flag(args)
     try:
-        data = _via_service(args)
+        conversation = _conversation(args)
+        history = conversation.history if conversation is not None else []
+        data = _via_service(args, history)
         if data is None:
-            data = _here(args)
+            data = _here(args, history)
+        data["history"] = history
+        if conversation is not None:  # a failed answer is a turn too: the question still sets the context
+            from kgsql.conversation.saved import save
+
+            conversation.record(args.question, data)
+            save(args.conversation, conversation)
     except KgsqlError as exc:
         print(f"kgsql.ask: error: {redact(str(exc))}", file=sys.stderr)
         return 1
@@ -158,7 +176,16 @@ def examples_note(data: dict[str, Any]) -> str:
     return f"{shown} example(s) from the examples given shown"
 
 
-def _via_service(args: argparse.Namespace) -> dict[str, Any] | None:
+def _conversation(args: argparse.Namespace) -> Any:
+    """The saved conversation ``--conversation`` names (None without one)."""
+    if args.conversation is None:
+        return None
+    from kgsql.conversation.saved import load
+
+    return load(args.conversation, args.db, new=args.new_conversation)
+
+
+def _via_service(args: argparse.Namespace, history: list[str]) -> dict[str, Any] | None:
     """The answer from a running ``kgsql serve`` (nothing to load here; started now when none runs:
     ``kgsql.serve.autostart``), or None to answer in-process.
 
@@ -186,11 +213,14 @@ def _via_service(args: argparse.Namespace) -> dict[str, Any] | None:
     if bad:
         raise InputError(f"--set {bad[0]}: expected KEY=VALUE")
     body = {"db": args.db, "question": args.question, "method": args.method, "evidence": args.evidence,
-            "sets": sets, "limits": limits_from(args), "trace": args.trace}
-    return call(url, "POST", "/api/ask", body)
+            "sets": sets, "limits": limits_from(args), "trace": args.trace, "history": history}
+    data = call(url, "POST", "/api/ask", body)
+    if history and "history" not in data:  # a service older than conversations ignored them: answer here
+        return None
+    return data
 
 
-def _here(args: argparse.Namespace) -> dict[str, Any]:
+def _here(args: argparse.Namespace, history: list[str]) -> dict[str, Any]:
     """Answer in this process: open the graph, build the method, start the model."""
     from kgsql.fewshot.shipped import SHIPPED_EXAMPLES
     from kgsql.generate.answer import check_question
@@ -207,7 +237,7 @@ def _here(args: argparse.Namespace) -> dict[str, Any]:
         graph.database_info(args.db)  # unknown database: fail before starting a model
         pool = load_examples(args.examples, graph) if args.examples is not None else SHIPPED_EXAMPLES
         t2s = build(args.method, graph, default_lm(), pool=pool, **overrides)
-        return t2s.ask(args.question, db=args.db, evidence=args.evidence).to_dict()
+        return t2s.ask(args.question, db=args.db, evidence=args.evidence, history=history or None).to_dict()
 
 
 def show(data: dict[str, Any], *, trace: bool = False) -> None:
@@ -222,6 +252,9 @@ def show(data: dict[str, Any], *, trace: bool = False) -> None:
         for step in data.get("prompts") or []:
             print(f"----- {step['step']} prompt -----\n{step['messages'][-1]['content']}\n"
                   f"----- {step['step']} response -----\n{step['response']}\n")
+    if data.get("history"):
+        print("Earlier questions: " + " ".join(f"{i}. {q}" for i, q in enumerate(data["history"], 1)))
+        print(f"Understood as: {data.get('standalone') or data['question']}")
     if data.get("evidence"):
         print(f"Evidence: {data['evidence']}")
     print(f"SQL: {data['sql'] or '(none)'}")

@@ -21,6 +21,7 @@ LAYERS: list[set[str]] = [
     {"generate"},
     {"stages", "agent"},
     {"methods"},
+    {"conversation"},
     {"eval", "lab", "mcp", "serve"},
     {"ask", "sql_cli", "demo", "__main__", "__init__"},
 ]
@@ -88,7 +89,7 @@ def test_no_import_cycle() -> None:
 #: (who, what they must not import) -- issue 31's seams: a user surface does not need the benchmark
 #: package, and the foreign-key graph is schema knowledge, not retrieval.
 FORBIDDEN: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("ask", "serve", "mcp", "demo", "sql_cli", "methods", "stages", "agent"), "eval"),
+    (("ask", "serve", "mcp", "demo", "sql_cli", "methods", "stages", "agent", "conversation"), "eval"),
     (("correct", "stages", "agent", "schema_graph"), "retrieve.joins"),
     (("methods", "stages", "agent"), "ingest"),  # reading a schema is not ingesting: schema.sources
 )

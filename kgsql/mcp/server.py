@@ -6,12 +6,14 @@
 The agent's lookup tools of :mod:`kgsql.agent.tools` (each with a ``db`` argument,
 since one server serves every ingested database; ``Done`` stays the agent's),
 ``ListDatabases``, ``ListTables``, ``DescribeTable``, ``ExecuteSQL`` with a row
-``limit`` and the rows as structured content, and ``ask(question, db)`` (the
-default method). Each database's schema, as the default method writes it for
-the model, is the resource ``kgsql://{db}/schema``; the prompt ``explore``
-starts a conversation about one database. Read-only by construction: SQL
-runs only through the guard (one read-only statement, row cap, timeout), and
-no tool writes to the graph. Tools that search or ask are served one at a
+``limit`` and the rows as structured content, and ``ask(question, db,
+conversation?, reset?)`` (the default method; calls with the same conversation
+id over the same database are one conversation, the last 32 kept). Each
+database's schema, as the default method writes it for the model, is the
+resource ``kgsql://{db}/schema``; the prompt ``explore`` starts a
+conversation about one database. Read-only by construction: SQL runs only
+through the guard (one read-only statement, row cap, timeout), and no tool
+writes to the graph. Tools that search or ask are served one at a
 time (the encoder, the value indexes and the local model are shared); SQL
 tools need only the schema and run in the killable SQL worker, so a slow
 query holds one worker, not the server. A failed call comes back with
@@ -28,6 +30,7 @@ from typing import Annotated, Any, Callable
 from pydantic import WithJsonSchema  # a dependency of openai's client, so always installed
 
 from kgsql.agent.tools import TOOL_SPECS, DatabaseTools, list_databases, rows_text
+from kgsql.conversation.store import ConversationStore
 from kgsql.errors import InputError, KgsqlError
 from kgsql.schema.sources import GraphSchemas
 from kgsql.retrieve.lazy import lazy_retriever
@@ -37,6 +40,8 @@ MCP_TOOLS = ("ListDatabases", "ListTables", "DescribeTable", "SearchColumn", "Se
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 #: Tools that only read the schema and run SQL in a worker process: served outside the model's lock.
 SQL_TOOLS = frozenset({"ExecuteSQL"})
+#: Conversations of ``ask`` kept at once (least recently used forgotten first).
+MAX_CONVERSATIONS = 32
 #: ExecuteSQL's rows: by default, and at most.
 DEFAULT_LIMIT, MAX_LIMIT = 50, 1000
 #: ExecuteSQL's ``limit``: the schema says integer, but any value reaches ``row_limit``, whose error is one
@@ -80,6 +85,7 @@ class GraphTools:
         self.retriever = lazy_retriever()  # one for every database, built on the first search
         self._schemas: GraphSchemas | None = None
         self._asker: Any = None
+        self.conversations = ConversationStore(MAX_CONVERSATIONS)  # ask's conversations, by (db, id), LRU
         self._lock = threading.Lock()  # one search or ask at a time: shared encoder, indexes, model
         self._load = threading.Lock()  # opening the graph and the schema cache, once
 
@@ -149,8 +155,13 @@ class GraphTools:
 
         return render_schema(OneCallOptions().schema_style, self.tools(db).schema)
 
-    def _ask(self, db: str, question: str) -> ToolReply:
+    def _ask(self, db: str, question: str, conversation: str | None = None, reset: bool = False) -> ToolReply:
+        """The default method's answer; with ``conversation``, read in the context of that id's earlier
+        questions over ``db`` (``reset``: forget them first), and kept as its latest turn."""
         self.tools(db)
+        if not isinstance(reset, bool):
+            raise InputError(f"reset must be true or false, not {reset!r}")
+        thread = self.conversations.get(db, conversation, reset=reset) if conversation is not None else None
         if self._asker is None:
             from kgsql.methods import build
 
@@ -159,10 +170,14 @@ class GraphTools:
 
                 self._make_lm = default_lm
             self._asker = build(self.method, self.graph, self._make_lm(), retriever=self.retriever(), follow_ingest=True)
-        answer = self._asker.ask(question, db=db)
+        earlier = thread.history if thread is not None else []
+        answer = self._asker.ask(question, db=db, history=earlier or None)
+        if thread is not None:
+            thread.record(question, answer)
         if answer.error and not answer.sql:
             return ToolReply(f"Error: {answer.error}", error=True)
-        lines = [f"SQL: {answer.sql}"]
+        lines = [f"Understood as: {answer.standalone}"] if earlier and answer.standalone else []
+        lines.append(f"SQL: {answer.sql}")
         if answer.error:
             lines.append(f"Error: {answer.error}")
         else:
@@ -210,7 +225,8 @@ def build_server(tools: GraphTools) -> Any:
     _add_schema_resource_and_prompt(server, tools)
     server.add_tool(tool_fns["ask"], name="ask", annotations=read_only, structured_output=False,
                     description="Answer a question about database `db` in words: kgsql's default method writes "
-                                "the SQL with the local or configured LLM and runs it read-only.")
+                                "the SQL with the local or configured LLM and runs it read-only. Follow-ups: pass "
+                                "the same `conversation` id (any name you choose); `reset`: start it over.")
     return server
 
 
@@ -238,8 +254,8 @@ def _tool_functions(tools: GraphTools, reply: Callable[[ToolReply], Any]) -> dic
     def ExecuteSQL(db: str, sql: str, limit: LimitArgument = DEFAULT_LIMIT) -> Any:  # noqa: N802
         return reply(tools.run("ExecuteSQL", db, sql=sql, limit=limit))
 
-    def ask(question: str, db: str) -> Any:
-        return reply(tools.run("ask", db, question=question))
+    def ask(question: str, db: str, conversation: str | None = None, reset: bool = False) -> Any:
+        return reply(tools.run("ask", db, question=question, conversation=conversation, reset=reset))
 
     fns = (ListDatabases, ListTables, DescribeTable, SearchColumn, SearchValue, FindShortestPath, ExecuteSQL, ask)
     return {fn.__name__: fn for fn in fns}

@@ -4,7 +4,8 @@
     GET  /api/databases                     [{"name", "tables", "spatial"}]
     GET  /api/databases/{db}/tables/{t}     columns, keys, descriptions, sample values
     POST /api/select {"db", "question"}     the schema selection for a question
-    POST /api/ask    {"db", "question", "method"?, "evidence"?, "sets"?, "limits"?, "trace"?}   the answer
+    POST /api/ask    {"db", "question", "method"?, "evidence"?, "sets"?, "limits"?, "trace"?,
+                      "history"? | "conversation"?, "reset"?}   the answer (follow-ups: kgsql.serve.asking)
     POST /api/sql    {"db", "sql"}          rows through the read-only guard
     GET  /api/databases/{db}/graph          tables, columns and join edges (what the page draws)
     POST /api/examples {"db", "question", "sql"}   teach a right pair (mined, kept as an example)
@@ -33,8 +34,9 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import unquote
 
-from kgsql.errors import BusyError, InputError, KgsqlError, UnknownNameError
+from kgsql.errors import BusyError, KgsqlError, UnknownNameError
 from kgsql.secrets import redact
+from kgsql.serve.asking import ask_arguments, text_field as _text
 from kgsql.serve.body import parse_body
 from kgsql.serve.idle import IdleClock
 from kgsql.serve.service import Service
@@ -51,34 +53,13 @@ STATIC = {"/": ("index.html", "text/html; charset=utf-8"), "/app.js": ("app.js",
           "/vendor/cytoscape.min.js": ("vendor/cytoscape.min.js", "text/javascript")}
 
 
-def _text(body: dict[str, Any], key: str, *, required: bool = True) -> str | None:
-    value = body.get(key)
-    if value is None and not required:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise InputError(f"'{key}' must be a non-empty string")
-    return value
-
-
 def routes(service: Service) -> dict[tuple[str, str], Callable[[dict[str, Any]], Any]]:
     """(method, path) -> handler of the parsed JSON body."""
-    def ask(b: dict[str, Any]) -> Any:
-        sets, limits = b.get("sets") or {}, b.get("limits") or {}
-        if not isinstance(sets, dict) or not isinstance(limits, dict):
-            raise InputError("'sets' and 'limits' must be objects of method options")
-        method = _text(b, "method", required=False) or "kgsql"
-        evidence = b.get("evidence")
-        if evidence is not None and not isinstance(evidence, str):
-            raise InputError("'evidence' must be a string")
-        return service.ask(_text(b, "db"), _text(b, "question"), method=method,  # type: ignore[arg-type]
-                           evidence=evidence or None, sets=sets, limits=limits,
-                           trace=bool(b.get("trace")))
-
     return {
         ("GET", "/api/health"): lambda b: {"ok": True, "pid": os.getpid(), **service.describe()},
         ("GET", "/api/databases"): lambda b: service.databases(),
         ("POST", "/api/select"): lambda b: service.select(_text(b, "db"), _text(b, "question")),  # type: ignore[arg-type]
-        ("POST", "/api/ask"): ask,
+        ("POST", "/api/ask"): lambda b: service.ask(**ask_arguments(b)),
         ("POST", "/api/sql"): lambda b: service.sql(_text(b, "db"), _text(b, "sql")),  # type: ignore[arg-type]
         ("POST", "/api/examples"): lambda b: service.teach(_text(b, "db"), _text(b, "question"),  # type: ignore[arg-type]
                                                            _text(b, "sql")),  # type: ignore[arg-type]
@@ -372,7 +353,8 @@ def openapi() -> dict[str, Any]:
                                 ["db", "question"]),
             "/api/ask": post("Answer a question with SQL (method selectable)",
                              {"db": "string", "question": "string", "method": "string", "evidence": "string",
-                              "sets": "object", "limits": "object", "trace": "boolean"}, ["db", "question"]),
+                              "sets": "object", "limits": "object", "trace": "boolean", "history": "array",
+                              "conversation": "string", "reset": "boolean"}, ["db", "question"]),
             "/api/sql": post("Run SQL through the read-only guard", {"db": "string", "sql": "string"},
                              ["db", "sql"]),
         },

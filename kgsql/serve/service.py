@@ -12,6 +12,7 @@ from collections import OrderedDict
 from dataclasses import fields
 from typing import Any, Callable
 
+from kgsql.conversation.store import ConversationStore
 from kgsql.errors import InputError
 from kgsql.retrieve.lazy import lazy_retriever
 
@@ -36,6 +37,7 @@ class Service:
         self._methods: OrderedDict[tuple[str, str], Any] = OrderedDict()  # LRU of built methods
         self._load = threading.Lock()   # building shared parts
         self.model_lock = threading.Lock()  # one question at a time reaches the model
+        self.conversations = ConversationStore()  # threads of follow-up questions, by (db, id), LRU
 
     # ------------------------------------------------------------------ loaded parts
 
@@ -156,9 +158,12 @@ class Service:
 
     def ask(self, db: str, question: str, *, method: str = "kgsql", evidence: str | None = None,
             sets: dict[str, Any] | None = None, limits: dict[str, Any] | None = None,
-            trace: bool = False) -> dict[str, Any]:
+            trace: bool = False, history: list[str] | None = None, conversation: str | None = None,
+            reset: bool = False) -> dict[str, Any]:
         """``sets``: method options (an option the method lacks is an error); ``limits``: options
-        applied where the method has them (timeout_s, max_rows, ...), as ``ask``'s flags are."""
+        applied where the method has them (timeout_s, max_rows, ...), as ``ask``'s flags are.
+        A follow-up comes with ``history`` (the earlier questions) or ``conversation`` (the id of a thread
+        kept here; ``reset`` starts it over): the answer says which earlier questions it was read with."""
         from kgsql.methods import parse_sets
         from kgsql.methods import get_method
 
@@ -169,9 +174,18 @@ class Service:
             raise InputError(f"unknown option(s) {', '.join(unknown)} for method '{method}'")
         overrides = parse_sets([f"{k}={v}" for k, v in (limits or {}).items() if k in known])
         overrides.update(parse_sets([f"{k}={v}" for k, v in (sets or {}).items()]))
-        with self.model_lock:
-            answer = self.method(method, overrides).ask(question, db=db, evidence=evidence)
+        with self.model_lock:  # one question at a time: a thread is reset, read and written in order too
+            thread = self.conversations.get(db, conversation, reset=reset) if conversation is not None else None
+            earlier = thread.history if thread is not None else list(history or [])
+            answer = self.method(method, overrides).ask(question, db=db, evidence=evidence, history=earlier or None)
+            turns = None
+            if thread is not None:  # a failed answer is a turn too: its question still sets the context
+                thread.record(question, answer)
+                turns = [t.to_dict() for t in thread.turns]
         data = answer.to_dict()
+        data["history"] = earlier
+        if turns is not None:
+            data["conversation"], data["turns"] = conversation, turns
         if len(data["rows"]) > MAX_ROWS:
             data["rows"], data["truncated"] = data["rows"][:MAX_ROWS], True
         if not trace:

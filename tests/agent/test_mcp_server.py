@@ -14,9 +14,20 @@ pytest.importorskip("mcp", reason="the mcp package (kgsql[mcp]) is not installed
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
+from conversation_stub import ALONE, FIRST, FOLLOW, rewrites  # noqa: E402
 from llm_stub import Reply, StubServer, chat_body  # noqa: E402
 
+from kgsql.generate.rewrite import REWRITE_SYSTEM  # noqa: E402
+
 COUNT = "SELECT count(*) FROM cities"
+
+
+def _model(request: dict[str, Any]) -> Reply:
+    """The rewrite call of a follow-up gets the numbered standalone list, every other call COUNT."""
+    messages = request["json"].get("messages") or []
+    if messages and messages[0]["content"] == REWRITE_SYSTEM:
+        return Reply(body=chat_body(f"1. {FIRST}\n2. {ALONE}"))
+    return Reply(body=chat_body(COUNT))
 
 
 def _text(result: Any) -> str:
@@ -60,11 +71,17 @@ async def _session(params: StdioServerParameters) -> dict[str, Any]:
         unknown_db = await client.call_tool("DescribeTable", {"db": "nope", "table": "x"})
         out["write"], out["unknown_db"] = _text(write), _text(unknown_db)
         out["write_failed"], out["unknown_db_failed"] = write.is_error, unknown_db.is_error
+        thread = {"db": "mcp_geo", "conversation": "c1"}
+        for key, arguments in (("first", {"question": FIRST}), ("follow", {"question": FOLLOW}),
+                               ("fresh", {"question": FOLLOW, "reset": True}),
+                               ("bad_id", {"question": FIRST, "conversation": "a b"})):
+            result = await client.call_tool("ask", {**thread, **arguments})
+            out[key] = (_text(result), result.is_error)
         return out
 
 
 def test_every_tool_through_the_sdk_client(stub_env, cli_ingest, example_db: Path) -> None:  # type: ignore[no-untyped-def]
-    stub = StubServer().always(Reply(body=chat_body(COUNT)))
+    stub = StubServer().always(_model)
     env = stub_env(stub)
     try:
         cli_ingest(env, example_db, "mcp_geo")
@@ -102,6 +119,14 @@ def test_every_tool_through_the_sdk_client(stub_env, cli_ingest, example_db: Pat
     assert got["unknown_db"].startswith("Error:") and "nope" in got["unknown_db"]
     assert got["failed"] == set() and got["write_failed"] and got["unknown_db_failed"]  # MCP's isError
     assert example_db.stat().st_mtime_ns == before
+    # a conversation: the same id makes the second question a follow-up; reset starts it over (issue 32)
+    assert tools["ask"].input_schema["required"] == ["question", "db"]
+    assert {"conversation", "reset"} <= set(tools["ask"].input_schema["properties"])
+    assert got["first"] == (f"SQL: {COUNT}\ncount(*)\n12\n(1 row)", False)
+    assert got["follow"] == (f"Understood as: {ALONE}\nSQL: {COUNT}\ncount(*)\n12\n(1 row)", False)
+    assert got["fresh"] == got["first"]  # reset: read without the earlier questions
+    assert rewrites(stub) == [f"1. {FIRST}\n2. {FOLLOW}"]
+    assert got["bad_id"][1] and got["bad_id"][0].startswith("Error: a conversation id is")
 
 
 def test_bad_options_are_one_line(cli_env) -> None:  # type: ignore[no-untyped-def]

@@ -2,7 +2,8 @@
 
 Load the page, draw databases of 11 and 55 tables (every table on screen, no two boxes overlapping),
 search, ask with the scripted model, see the selected subgraph highlighted and the result table, keep
-the answer as an example; screenshots are taken and checked (size, not blank).
+the answer as an example, ask a follow-up in the same conversation and start a new one; screenshots are
+taken and checked (size, not blank).
 """
 from __future__ import annotations
 
@@ -153,3 +154,42 @@ def test_ask_highlights_the_selection_and_shows_the_result(page_server: ApiServe
                                   "document.getElementById('taught').textContent, "
                                   "document.getElementById('sql').textContent, window.kgsql.answer]") == \
         [True, "", "", "", None]
+
+
+TURNS = "return [...document.querySelectorAll('#turns li')].map(li => li.textContent)"
+
+
+def ask_on_page(browser: Any, question: str, turns: int) -> list[str]:
+    """Type ``question``, ask, and wait until the conversation lists ``turns`` turns (their texts)."""
+    browser.find_element(By.ID, "question").send_keys(question)
+    browser.find_element(By.ID, "go").click()
+    wait(browser, f"return document.querySelectorAll('#turns li').length === {turns} "
+                  f"&& document.getElementById('go').disabled === false", timeout=300)
+    return browser.execute_script(TURNS)
+
+
+def test_a_follow_up_joins_the_conversation_and_new_conversation_clears_it(page_server: ApiServer,
+                                                                           browser: Any) -> None:
+    """Issue 32: a thread per database; the follow-up is read with the earlier question; the button and
+    another database start a new thread."""
+    lm = page_server.service.lm()
+    browser.get(f"{page_server.url}/?db=web11")
+    wait(browser, "return window.kgsql.cy && window.kgsql.cy.nodes().length === 11")
+    assert browser.find_element(By.ID, "thread").get_attribute("hidden") is not None
+    first, follow = "Which items are in t03?", "Only the first three"
+    assert ask_on_page(browser, first, 1) == [first]
+    assert ask_on_page(browser, follow, 2) == [first, follow]
+    assert browser.find_element(By.ID, "thread").is_displayed()
+    assert browser.find_element(By.ID, "sql").text == ANSWER_SQL
+    rewrites = [c.messages[-1]["content"] for c in lm.calls if c.step == "rewrite"]
+    assert rewrites[-1] == f"1. {first}\n2. {follow}"
+    browser.find_element(By.ID, "new-thread").click()
+    assert browser.execute_script(TURNS) == [] and not browser.find_element(By.ID, "thread").is_displayed()
+    assert browser.execute_script("return document.getElementById('answer').hidden") is True
+    calls = len(lm.calls)
+    assert ask_on_page(browser, follow, 1) == [follow]  # a new thread: nothing earlier to read it with
+    assert not [c for c in lm.calls[calls:] if c.step == "rewrite"]
+    browser.execute_script("const s = document.getElementById('db'); s.value = 'web55'; "
+                           "s.dispatchEvent(new Event('change'))")
+    wait(browser, "return window.kgsql.cy && window.kgsql.cy.nodes().length === 55")
+    assert browser.execute_script(TURNS) == [] and not browser.find_element(By.ID, "thread").is_displayed()

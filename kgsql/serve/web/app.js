@@ -2,7 +2,7 @@
 // Everything comes from the service's /api/ routes; window.kgsql exposes the state for tests.
 "use strict";
 
-const state = { db: null, cy: null, answer: null };
+const state = { db: null, cy: null, answer: null, thread: { id: null, turns: [] } };
 window.kgsql = state;
 
 const $ = (id) => document.getElementById(id);
@@ -220,6 +220,27 @@ function clearAnswer() {
   ["rows", "selected", "hints", "calls"].forEach((id) => $(id).replaceChildren());
 }
 
+// ------------------------------------------------------------------ the conversation
+
+// A thread per database, kept by the service under an id made here: a follow-up goes with it and is
+// read in the context of the earlier questions; "New conversation" and another database start a new one.
+function newThread() {
+  const id = (window.crypto && crypto.randomUUID) ? crypto.randomUUID()
+    : `t${Date.now().toString(36)}${Math.random().toString(36).slice(2)}`;
+  state.thread = { id, turns: [] };
+  showTurns([]);
+}
+
+function showTurns(turns) {
+  state.thread.turns = turns;
+  $("thread").hidden = turns.length === 0;
+  $("turns").replaceChildren(...turns.map((t) => {
+    const item = el("li", t.question, t.error ? { class: "failed" } : {});
+    if (t.standalone && t.standalone !== t.question) item.appendChild(el("span", ` → read as: ${t.standalone}`, { class: "muted" }));
+    return item;
+  }));
+}
+
 async function ask(event) {
   event.preventDefault();
   const question = $("question").value.trim();
@@ -227,7 +248,10 @@ async function ask(event) {
   say("Answering...");
   $("go").disabled = true;
   try {
-    const answer = await api("/api/ask", { db: state.db, question, method: $("method").value, trace: true });
+    const answer = await api("/api/ask", { db: state.db, question, method: $("method").value, trace: true,
+                                           conversation: state.thread.id });
+    showTurns(answer.turns || []);
+    $("question").value = "";  // ready for the follow-up
     showAnswer(answer);
     say(answer.error ? "The query did not run." : "Answered.", Boolean(answer.error));
   } catch (err) {
@@ -240,7 +264,9 @@ async function ask(event) {
 async function teach(sql) {
   if (!state.answer || !sql.trim()) return;
   try {
-    const result = await api("/api/examples", { db: state.db, question: state.answer.question, sql });
+    // a follow-up is kept as it was read (standing alone), not as its words that need the earlier ones
+    const question = state.answer.standalone || state.answer.question;
+    const result = await api("/api/examples", { db: state.db, question, sql });
     $("taught").textContent = `kept: ${result.examples} example(s) for ${state.db}`;
   } catch (err) {
     $("taught").textContent = err.message;
@@ -252,6 +278,7 @@ async function teach(sql) {
 async function pick(db) {
   state.db = db;
   clearAnswer();
+  newThread();
   say(`Loading ${db}...`);
   try {
     drawGraph(await api(`/api/databases/${encodeURIComponent(db)}/graph`));
@@ -279,6 +306,7 @@ async function start() {
   $("ask").addEventListener("submit", ask);
   $("right").addEventListener("click", () => teach(state.answer ? state.answer.sql : ""));
   $("save").addEventListener("click", () => teach($("fix").value));
+  $("new-thread").addEventListener("click", () => { clearAnswer(); newThread(); say("A new conversation: ask a question."); });
   const wanted = new URLSearchParams(location.search).get("db");
   if (wanted && dbs.some((d) => d.name === wanted)) select.value = wanted;
   if (dbs.length) await pick(select.value);
