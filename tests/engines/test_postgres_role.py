@@ -237,7 +237,7 @@ def test_allow_privileged_reaches_the_environment_of_ask(monkeypatch: pytest.Mon
     import kgsql.ask
     from kgsql.errors import KgsqlError
 
-    def stop(_args: object) -> None:
+    def stop(*_args: object) -> None:
         raise KgsqlError("no service in this test")
 
     monkeypatch.setenv(ENV_ALLOW_PRIVILEGED, "0")
