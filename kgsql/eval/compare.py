@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kgsql.errors import InputError
-from kgsql.eval.metrics import METRICS
+from kgsql.eval.metric_registry import METRICS, default_metric, metric_names
 from kgsql.eval.records import Record, read_records
 
 
@@ -64,10 +64,12 @@ def mcnemar_p(wins: int, losses: int) -> float | None:
     return min(1.0, 2 * tail / 2**n)
 
 
-def compare_runs(a: list[Record], b: list[Record], metric: str = "spider_ex") -> dict[str, Any]:
-    """Wins (A better), losses (A worse) and ties per question on ``metric``."""
+def compare_runs(a: list[Record], b: list[Record], metric: str | None = None) -> dict[str, Any]:
+    """Wins (A better), losses (A worse) and ties per question on ``metric`` (default: the first
+    registered); a binary metric gets the exact McNemar p-value."""
+    metric = metric or default_metric()
     if metric not in METRICS:
-        raise InputError(f"unknown metric {metric!r}: expected one of {', '.join(METRICS)}")
+        raise InputError(f"unknown metric {metric!r}: expected one of {', '.join(metric_names())}")
     by_a = {r.id: r for r in a}
     by_b = {r.id: r for r in b}
     common = [i for i in by_a if i in by_b]
@@ -98,16 +100,16 @@ def compare_runs(a: list[Record], b: list[Record], metric: str = "spider_ex") ->
     out["b_mean"] = sum_b / n if n else None
     out["delta"] = (sum_a - sum_b) / n if n else None
     out["mcnemar_p"] = (mcnemar_p(len(out["wins"]), len(out["losses"]))
-                        if metric != "soft_f1" else None)
+                        if METRICS.get(metric).binary else None)
     out["questions"] = {qid: {"question": by_a[qid].question, "db_id": by_a[qid].db_id,
-                              "a": getattr(by_a[qid], metric), "b": getattr(by_b[qid], metric)}
+                              "a": by_a[qid].value(metric), "b": by_b[qid].value(metric)}
                         for qid in out["wins"] + out["losses"]}
     return out
 
 
 def _score(record: Record, metric: str, run: str) -> float | None:
     """``record``'s value of ``metric``: a number or None (unscored); InputError for anything else."""
-    value = getattr(record, metric)
+    value = record.value(metric)
     if value is None:
         return None
     if isinstance(value, (int, float)) and math.isfinite(value):  # a bool is an int: True scores 1
@@ -148,7 +150,7 @@ def format_comparison(result: dict[str, Any], name_a: str, name_b: str, *,
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_a", type=Path, help="records JSONL or score JSON")
     parser.add_argument("run_b", type=Path, help="records JSONL or score JSON")
-    parser.add_argument("--metric", choices=METRICS, default="spider_ex")
+    parser.add_argument("--metric", choices=metric_names(), default=default_metric())
     parser.add_argument("--json", type=Path, default=None, help="write the comparison here")
     parser.add_argument("--totals-only", action="store_true", help="do not list each question")
 

@@ -14,9 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kgsql.eval.datasets.base import INTERACTION_ID, Example
+from kgsql.eval.metric_registry import interaction_metrics, is_scored
 
-#: The 0/1 metrics an interaction is scored on (Soft-F1 has no "every turn right").
-INTERACTION_METRICS = ("spider_ex", "bird_ex")
 Prediction = tuple[str, str | None]  # (SQL, db_id named on the line), as score reads them
 
 
@@ -41,13 +40,12 @@ def interaction_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | N
             groups.setdefault((r.get("method"), r.get("shots"), iid), []).append(r)
     if not groups:
         return None
-    scored = [turns for turns in ([t for t in g if t.get("spider_ex") is not None] for g in groups.values())
-              if turns]
+    scored = [turns for turns in ([t for t in g if is_scored(t)] for g in groups.values()) if turns]
     out: dict[str, Any] = {"n": len(groups), "n_scored": len(scored),
                            "n_turns_scored": sum(len(turns) for turns in scored)}
-    for metric in INTERACTION_METRICS:
-        right = [all(t.get(metric) == 1 for t in turns) for turns in scored]
-        out[metric] = sum(right) / len(right) if right else None
+    for metric in interaction_metrics():  # the binary ones: a graded value has no "every turn right"
+        right = [all(t.get(metric.name) == 1 for t in turns) for turns in scored]
+        out[metric.name] = sum(right) / len(right) if right else None
     return out
 
 
@@ -111,14 +109,16 @@ def interaction_markdown(summary: Mapping[str, Any]) -> list[str]:
     groups = {k: v for k, v in groups.items() if v}
     if not groups:
         return []
+    metrics = interaction_metrics()
     lines = ["### Interactions", "",
              "An interaction is right when every scored turn of it is right (execution-based; the per-turn "
              "figures are the tables above, turn depth as difficulty).", "",
-             "| group | interactions | scored | turns scored | spider_ex | bird_ex |", "|---|---:|---:|---:|---:|---:|"]
+             "| group | interactions | scored | turns scored | " + "".join(f"{m.column} | " for m in metrics),
+             "|---|---:|---:|---:|" + "---:|" * len(metrics)]
     for name, m in groups.items():
-        lines.append(f"| {name} | {m['n']} | {m['n_scored']} | {m['n_turns_scored']} | {_pct(m['spider_ex'])} | "
-                     f"{_pct(m['bird_ex'])} |")
-    return lines + [""]
+        lines.append(f"| {name} | {m['n']} | {m['n_scored']} | {m['n_turns_scored']} | "
+                     + "".join(f"{_pct(m.get(metric.name))} | " for metric in metrics))
+    return [line.rstrip() for line in lines] + [""]
 
 
 def interaction_line(summary: Mapping[str, Any]) -> str | None:
@@ -126,5 +126,5 @@ def interaction_line(summary: Mapping[str, Any]) -> str | None:
     m = summary.get("interaction")
     if not m:
         return None
-    return (f"interactions: {m['n']} ({m['n_scored']} scored): interaction spider_ex {_pct(m['spider_ex'])}, "
-            f"bird_ex {_pct(m['bird_ex'])} (every scored turn right)")
+    values = ", ".join(f"{metric.column} {_pct(m.get(metric.name))}" for metric in interaction_metrics())
+    return f"interactions: {m['n']} ({m['n_scored']} scored): interaction {values} (every scored turn right)"

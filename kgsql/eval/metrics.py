@@ -1,17 +1,20 @@
-"""Execution metrics: Spider test-suite EX, BIRD EX and BIRD Soft-F1.
+"""The built-in execution metrics: Spider test-suite EX, BIRD EX and BIRD Soft-F1.
 
 The comparison functions are pure (result rows in, verdict out) so they can be
-unit-tested on hand-made results; :func:`evaluate_prediction` executes the
-predicted and gold SQL on the same database and applies all three. Exact
-rules, with their sources, are in ``docs/eval.md``.
+unit-tested on hand-made results; each is declared as a
+:class:`~kgsql.eval.metric.Metric` at the end (registered in
+:mod:`kgsql.eval.metric_registry`), and :func:`kgsql.eval.verdict.evaluate_prediction`
+executes the predicted and gold SQL once and applies every registered metric.
+Running a query for scoring (:func:`execute_sql`) lives here too. Exact rules,
+with their sources, are in ``docs/eval.md``.
 """
 from __future__ import annotations
 
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,13 +24,12 @@ from sqlglot.tokens import TokenType
 from kgsql.db.connect import check_sqlite_file
 from kgsql.db.isolate import execute_isolated
 from kgsql.errors import DatabaseFileError, KgsqlError, QueryExecutionError, UnsafeSQLError
-from kgsql.eval.interactions import interaction_summary
+from kgsql.eval.metric import Metric, Results
 
 DEFAULT_TIMEOUT_S = 30.0
 MAX_ROWS = 1_000_000  # a result this large is reported as "truncated", not compared
 Row = tuple[Any, ...]
 DistinctMode = Literal["all", "select", "keep"]
-METRICS = ("spider_ex", "bird_ex", "soft_f1")
 
 
 # --------------------------------------------------------------------------- execution
@@ -274,132 +276,31 @@ def soft_f1(gold: Sequence[Row], pred: Sequence[Row], *, digits: int | None = No
     return 2 * precision * recall / (precision + recall)
 
 
-# --------------------------------------------------------------------------- one question
+# --------------------------------------------------------------------------- the metrics
 
 
-@dataclass
-class Verdict:
-    """All three metrics for one prediction, with why it failed when it did."""
-
-    spider_ex: int = 0
-    bird_ex: int = 0
-    soft_f1: float = 0.0
-    error: str | None = None
-    error_kind: str | None = None  # pred_error, pred_timeout, gold_error, ...
-    matched_gold: int | None = None  # index of the gold alternative that matched
-    pred_elapsed_s: float | None = None
-    gold_errors: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+def _spider_statement(sql: str, options: Mapping[str, Any]) -> str:
+    return remove_distinct(sql, options.get("distinct") or "all")
 
 
-Executor = Callable[..., Execution]
+def _spider_compare(r: Results) -> bool:
+    return spider_rows_match(r.gold, r.pred, order_matters(r.gold_sql))
 
 
-def evaluate_prediction(
-    db_path: str | Path,
-    gold_sqls: Sequence[str],
-    pred_sql: str | None,
-    *,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    distinct: DistinctMode = "all",
-    soft_f1_digits: int | None = None,
-    execute: Executor = execute_sql,
-) -> Verdict:
-    """Execute ``pred_sql`` and each gold alternative on ``db_path`` and score.
-
-    Spider EX runs both queries with DISTINCT removed (``distinct``); BIRD EX
-    and Soft-F1 use them as written. With several gold alternatives each
-    metric takes its best value over the alternatives that execute. Errors
-    and timeouts of the prediction score 0; a gold query that fails on every
-    alternative scores 0 with ``error_kind="gold_error"``.
-    """
-    if not pred_sql or not pred_sql.strip():
-        return Verdict(error="no prediction", error_kind="no_prediction")
-    pred = execute(db_path, pred_sql, timeout_s=timeout_s)
-    verdict = Verdict(pred_elapsed_s=pred.elapsed_s)
-    if not pred.ok:
-        verdict.error = f"prediction failed: {pred.error}"
-        verdict.error_kind = "pred_timeout" if pred.kind == "timeout" else f"pred_{pred.kind}"
-        return verdict
-    pred_spider_sql = remove_distinct(pred_sql, distinct)
-    pred_spider = pred if pred_spider_sql == pred_sql else execute(
-        db_path, pred_spider_sql, timeout_s=timeout_s)
-    scored = False
-    for i, gold_sql in enumerate(gold_sqls):
-        gold = execute(db_path, gold_sql, timeout_s=timeout_s)
-        if not gold.ok:
-            verdict.gold_errors.append(f"gold {i}: {gold.error}")
-            continue
-        scored = True
-        gold_spider_sql = remove_distinct(gold_sql, distinct)
-        gold_spider = gold if gold_spider_sql == gold_sql else execute(
-            db_path, gold_spider_sql, timeout_s=timeout_s)
-        spider = int(bool(pred_spider.ok and gold_spider.ok and spider_rows_match(
-            gold_spider.rows or [], pred_spider.rows or [], order_matters(gold_spider_sql))))
-        bird = int(bird_rows_match(gold.rows or [], pred.rows or []))
-        f1 = soft_f1(gold.rows or [], pred.rows or [], digits=soft_f1_digits)
-        if verdict.matched_gold is None and (spider or bird):
-            verdict.matched_gold = i
-        verdict.spider_ex = max(verdict.spider_ex, spider)
-        verdict.bird_ex = max(verdict.bird_ex, bird)
-        verdict.soft_f1 = max(verdict.soft_f1, f1)
-    if not scored:
-        verdict.error = "gold query failed: " + "; ".join(verdict.gold_errors)
-        verdict.error_kind = "gold_error"
-    return verdict
+def _bird_compare(r: Results) -> bool:
+    return bird_rows_match(r.gold, r.pred)
 
 
-# --------------------------------------------------------------------------- aggregation
+def _soft_f1_compare(r: Results) -> float:
+    return soft_f1(r.gold, r.pred, digits=r.options.get("soft_f1_digits"))
 
 
-def mean_metrics(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Counts and means of the three metrics over rows that carry verdicts.
-
-    Rows whose verdicts are None (database missing) count in ``n`` and
-    ``n_missing_db`` but not in the means, so the denominator is ``n_scored``.
-    """
-    rows = list(rows)
-    scored = [r for r in rows if r.get("spider_ex") is not None]
-    out: dict[str, Any] = {
-        "n": len(rows),
-        "n_scored": len(scored),
-        "n_missing_db": sum(r.get("error_kind") == "missing_db" for r in rows),
-        "n_pred_error": sum(str(r.get("error_kind") or "").startswith("pred_")
-                            or r.get("error_kind") == "no_prediction" for r in scored),
-        "n_gold_error": sum(r.get("error_kind") == "gold_error" for r in scored),
-    }
-    for metric in METRICS:
-        values = [float(r[metric]) for r in scored if r.get(metric) is not None]
-        out[metric] = sum(values) / len(values) if values else None
-    return out
-
-
-def aggregate(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Overall means plus breakdowns by difficulty, by full label and by label tag; for turns of
-    conversations (records with an interaction id), ``interaction``: interaction EX."""
-    rows = list(rows)
-    out = mean_metrics(rows)
-    interactions = interaction_summary(rows)
-    if interactions is not None:
-        out["interaction"] = interactions
-    by_difficulty: dict[str, list[Mapping[str, Any]]] = {}
-    by_label: dict[str, list[Mapping[str, Any]]] = {}
-    by_tag: dict[str, list[Mapping[str, Any]]] = {}
-    for r in rows:
-        if r.get("difficulty"):
-            by_difficulty.setdefault(str(r["difficulty"]), []).append(r)
-        if r.get("label"):
-            by_label.setdefault(str(r["label"]), []).append(r)
-            for tag in str(r["label"]).split():
-                by_tag.setdefault(tag, []).append(r)
-    order = {k: i for i, k in enumerate(
-        ("easy", "medium", "hard", "extra", "simple", "moderate", "challenging"))}
-    if by_difficulty:
-        out["by_difficulty"] = {k: mean_metrics(by_difficulty[k]) for k in sorted(
-            by_difficulty, key=lambda k: (order.get(k, len(order)), k))}
-    if by_label:
-        out["by_label"] = {k: mean_metrics(v) for k, v in sorted(by_label.items())}
-        out["by_tag"] = {k: mean_metrics(v) for k, v in sorted(by_tag.items())}
-    return out
+SPIDER_EX = Metric(
+    "spider_ex", _spider_compare, rewrite=_spider_statement, marks_match=True,
+    description="Spider test-suite execution match (DISTINCT removed; order counts when the gold has ORDER BY)")
+BIRD_EX = Metric(
+    "bird_ex", _bird_compare, marks_match=True,
+    description="BIRD execution match: the two results are equal as sets of rows")
+SOFT_F1 = Metric(
+    "soft_f1", _soft_f1_compare, binary=False,
+    description="BIRD Mini-Dev Soft-F1: cell overlap of the results, row by row")

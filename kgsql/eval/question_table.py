@@ -12,17 +12,19 @@ import sys
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from kgsql.eval.metric_registry import default_metric, get_metric, metric_names
 from kgsql.eval.records import Record, read_records
-
-METRIC = "spider_ex"
 
 
 def _mark(rec: Record | None, metric: str) -> str:
+    """✓/✗ for a binary metric, the value in percent for a graded one."""
     if rec is None:
         return "·"
-    value = getattr(rec, metric)
+    value = rec.value(metric)
     if value is None:
         return "n/a"
+    if not get_metric(metric).binary:
+        return f"{100 * value:.0f}%"
     return "✓" if value else "✗"
 
 
@@ -31,9 +33,11 @@ def _sql(text: str | None, width: int) -> str:
     return one if len(one) <= width else one[: width - 1] + "…"
 
 
-def question_table(runs: Mapping[str, Sequence[Record]], *, metric: str = METRIC, sql_width: int = 160) -> str:
-    """One row per question (first run's order, then the rest): per run ✓/✗, seconds, tokens, rounds, SQL;
-    a totals row per run underneath."""
+def question_table(runs: Mapping[str, Sequence[Record]], *, metric: str | None = None,
+                   sql_width: int = 160) -> str:
+    """One row per question (first run's order, then the rest): per run ✓/✗ on ``metric`` (default: the
+    first registered), seconds, tokens, rounds, SQL; a totals row per run underneath."""
+    metric = metric or default_metric()
     names = list(runs)
     by_run = {n: {r.id: r for r in runs[n]} for n in names}
     ids = list(dict.fromkeys(r.id for n in names for r in runs[n]))
@@ -51,12 +55,12 @@ def question_table(runs: Mapping[str, Sequence[Record]], *, metric: str = METRIC
     total = ["**total**"]
     for n in names:
         recs = list(by_run[n].values())
-        scored = [r for r in recs if getattr(r, metric) is not None]
-        right = sum(1 for r in scored if getattr(r, metric))
+        scored = [r for r in recs if r.value(metric) is not None]
+        right = sum(float(r.value(metric) or 0) for r in scored)  # a graded metric: the sum of its values
         secs = sum(r.latency_s or 0.0 for r in recs)
         toks = sum(r.tokens or 0 for r in recs)
         rounds = [r.rounds for r in recs if r.rounds is not None]
-        total += [f"{right}/{len(scored)}", f"{secs:.0f}", f"{toks:,}",
+        total += [f"{right:.0f}/{len(scored)}" if get_metric(metric).binary else f"{right:.1f}/{len(scored)}", f"{secs:.0f}", f"{toks:,}",
                   f"{sum(rounds) / len(rounds):.1f}" if rounds else ""]
     lines.append("| " + " | ".join(total) + " |")
     lines += ["", "SQL per question (✓ correct, ✗ wrong; the gold is the first alternative):", ""]
@@ -67,7 +71,7 @@ def question_table(runs: Mapping[str, Sequence[Record]], *, metric: str = METRIC
         for n in names:
             rec = by_run[n].get(qid)
             if rec is not None:
-                why = f" ({rec.error_kind})" if rec.error_kind and not getattr(rec, metric) else ""
+                why = f" ({rec.error_kind})" if rec.error_kind and not rec.value(metric) else ""
                 lines.append(f"- {n} {_mark(rec, metric)}{why}: `{_sql(rec.pred, sql_width) or '(none)'}`")
         lines.append("")
     return "\n".join(lines)
@@ -76,7 +80,7 @@ def question_table(runs: Mapping[str, Sequence[Record]], *, metric: str = METRIC
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kgsql.eval.question_table", description=__doc__)
     parser.add_argument("runs", nargs="+", help="NAME=records.jsonl (or just the path: its folder names it)")
-    parser.add_argument("--metric", default=METRIC)
+    parser.add_argument("--metric", choices=metric_names(), default=default_metric())
     args = parser.parse_args(argv)
     runs: dict[str, list[Record]] = {}
     for item in args.runs:

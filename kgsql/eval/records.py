@@ -13,14 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from kgsql.errors import InputError
+from kgsql.eval.metric_registry import METRICS, ScoresByName
 
 
 @dataclass
-class Record:
+class Record(ScoresByName):
     """Everything known about one question of one run.
 
-    ``spider_ex``/``bird_ex``/``soft_f1`` are None when the question could
-    not be scored (``error_kind="missing_db"``); ``error`` says why.
+    ``scores`` holds each registered metric's value by name (read one as
+    ``record.value("bird_ex")`` or ``record.bird_ex``); a value is None when
+    the question could not be scored (``error_kind="missing_db"``; ``error``
+    says why). A record line keeps each value at the top level under the
+    metric's name, as every earlier ``records.jsonl`` does.
     """
 
     id: str
@@ -28,9 +32,7 @@ class Record:
     question: str = ""
     gold: list[str] = field(default_factory=list)
     pred: str | None = None
-    spider_ex: int | None = None
-    bird_ex: int | None = None
-    soft_f1: float | None = None
+    scores: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     error_kind: str | None = None
     matched_gold: int | None = None
@@ -43,24 +45,41 @@ class Record:
     rounds: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def value(self, metric: str) -> float | int | None:
+        """The value of ``metric`` (None: unscored, or not scored on that metric)."""
+        return self.scores.get(metric)
+
     @property
     def verdicts(self) -> dict[str, float | int | None]:
-        return {"spider_ex": self.spider_ex, "bird_ex": self.bird_ex, "soft_f1": self.soft_f1}
+        """Every registered metric's value (None where there is none), then any other kept."""
+        return {**{name: self.scores.get(name) for name in METRICS}, **self.scores}
 
     @property
     def scored(self) -> bool:
-        return self.spider_ex is not None
+        return any(v is not None for v in self.scores.values())
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The record line: each metric's value at the top level, after ``pred`` (the format of every run)."""
+        out: dict[str, Any] = {}
+        for key, value in asdict(self).items():
+            if key == "scores":
+                out.update(self.verdicts)
+            else:
+                out[key] = value
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Record:
-        """Build from a dict; unknown keys go to ``extra``, a nested ``verdicts`` is flattened."""
+        """Build from a dict; a registered metric's name is its value, unknown keys go to ``extra``,
+        a nested ``verdicts`` is flattened."""
         data = dict(data)
         data.update(data.pop("verdicts", None) or {})
+        scores = {k: data.pop(k) for k in list(data) if k in METRICS}
+        scores.update(data.pop("scores", None) or {})
+        scores = {k: v for k, v in scores.items() if v is not None}  # a None is what to_dict writes for none
         names = {f.name for f in fields(cls)}
         known = {k: v for k, v in data.items() if k in names}
+        known["scores"] = scores
         extra = dict(known.pop("extra", None) or {})
         extra.update({k: v for k, v in data.items() if k not in names})
         if "id" not in known:

@@ -17,8 +17,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from kgsql.eval.aggregate import aggregate
 from kgsql.eval.interactions import interaction_markdown
-from kgsql.eval.metrics import METRICS, aggregate
+from kgsql.eval.metric_registry import METRICS, default_metric, metric_names
 from kgsql.eval.records import Record
 
 
@@ -72,11 +73,13 @@ def _num(v: Any) -> str:
 
 
 def _table(title: str, groups: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    lines = [f"### {title}", "", "| group | n | scored | spider_ex | bird_ex | soft_f1 |",
-             "|---|---:|---:|---:|---:|---:|"]
+    """A group per row, a column per registered metric."""
+    metrics = METRICS.values()
+    lines = [f"### {title}", "", "| group | n | scored | " + " | ".join(m.column for m in metrics) + " |",
+             "|---|---:|---:|" + "---:|" * len(metrics)]
     for name, m in groups.items():
-        lines.append(f"| {name} | {m['n']} | {m['n_scored']} | {_pct(m['spider_ex'])} | "
-                     f"{_pct(m['bird_ex'])} | {_pct(m['soft_f1'])} |")
+        lines.append(f"| {name} | {m['n']} | {m['n_scored']} | "
+                     + " | ".join(_pct(m.get(metric.name)) for metric in metrics) + " |")
     return lines + [""]
 
 
@@ -118,8 +121,10 @@ def _pyplot() -> Any:
 
 
 def plot_ex_by_method_shots(summary: Mapping[str, Any], path: str | Path,
-                            metric: str = "spider_ex") -> Path | None:
+                            metric: str | None = None) -> Path | None:
     """Grouped bars: one group per method, one bar per shot count."""
+    metric = metric or default_metric()
+    label = METRICS.get(metric).column
     runs = summary.get("by_run") or {}
     table: dict[str, dict[str, float]] = {}
     for m in runs.values():
@@ -138,16 +143,18 @@ def plot_ex_by_method_shots(summary: Mapping[str, Any], path: str | Path,
         ax.bar(xs, [table[m].get(s, 0) for m in methods], width,
                label=f"{s}-shot" if s != "-" else "n/a")
     ax.set_xticks(range(len(methods)), methods, rotation=20, ha="right")
-    ax.set_ylabel(f"{metric} (%)")
+    ax.set_ylabel(f"{label} (%)")
     ax.set_ylim(0, 100)
-    ax.set_title(f"{metric} by method and shots")
+    ax.set_title(f"{label} by method and shots")
     ax.legend(fontsize="small")
     return _save(fig, plt, path)
 
 
 def plot_ex_by_difficulty(summary: Mapping[str, Any], path: str | Path,
-                          metric: str = "spider_ex") -> Path | None:
+                          metric: str | None = None) -> Path | None:
     """Grouped bars: one group per difficulty (or label tag), one bar per run."""
+    metric = metric or default_metric()
+    label = METRICS.get(metric).column
     runs = summary.get("by_run") or {"all": summary}
     key = "by_difficulty" if any(m.get("by_difficulty") for m in runs.values()) else "by_tag"
     levels: list[str] = []
@@ -164,17 +171,19 @@ def plot_ex_by_difficulty(summary: Mapping[str, Any], path: str | Path,
         xs = [i + (k - (len(runs) - 1) / 2) * width for i in range(len(levels))]
         ax.bar(xs, vals, width, label=name)
     ax.set_xticks(range(len(levels)), levels)
-    ax.set_ylabel(f"{metric} (%)")
+    ax.set_ylabel(f"{label} (%)")
     ax.set_ylim(0, 100)
-    ax.set_title(f"{metric} by {'difficulty' if key == 'by_difficulty' else 'label tag'}")
+    ax.set_title(f"{label} by {'difficulty' if key == 'by_difficulty' else 'label tag'}")
     if len(runs) > 1:
         ax.legend(fontsize="small")
     return _save(fig, plt, path)
 
 
 def plot_tokens_vs_ex(summary: Mapping[str, Any], path: str | Path,
-                      metric: str = "spider_ex") -> Path | None:
+                      metric: str | None = None) -> Path | None:
     """Scatter of mean tokens per question against the metric, one colour per method."""
+    metric = metric or default_metric()
+    label = METRICS.get(metric).column
     runs = summary.get("by_run") or {"all": summary}
     points = [(m.get("method") or name, name, m["tokens_mean"], 100 * m[metric])
               for name, m in runs.items()
@@ -190,8 +199,8 @@ def plot_tokens_vs_ex(summary: Mapping[str, Any], path: str | Path,
             ax.annotate(name.split("/")[-1], (x, y), fontsize="x-small",
                         textcoords="offset points", xytext=(3, 3))
     ax.set_xlabel("tokens per question (mean)")
-    ax.set_ylabel(f"{metric} (%)")
-    ax.set_title(f"tokens vs {metric}")
+    ax.set_ylabel(f"{label} (%)")
+    ax.set_title(f"tokens vs {label}")
     ax.legend(fontsize="small")
     return _save(fig, plt, path)
 
@@ -206,7 +215,7 @@ def _save(fig: Any, plt: Any, path: str | Path) -> Path:
 
 
 def write_report(records: Iterable[Record | Mapping[str, Any]], out_dir: str | Path, *,
-                 title: str = "Evaluation summary", metric: str = "spider_ex",
+                 title: str = "Evaluation summary", metric: str | None = None,
                  plots: bool = True) -> dict[str, Path]:
     """Write summary.json, summary.md and (with matplotlib) the PNG plots."""
     out = Path(out_dir)
@@ -238,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("runs", nargs="+", type=Path, help="records JSONL or score JSON files")
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     parser.add_argument("--title", default="Evaluation summary")
-    parser.add_argument("--metric", choices=METRICS, default="spider_ex")
+    parser.add_argument("--metric", choices=metric_names(), default=default_metric())
     args = parser.parse_args(argv)
     records = [r for path in args.runs for r in load_run(path)]
     for name, path in write_report(records, args.out, title=args.title, metric=args.metric).items():

@@ -29,7 +29,7 @@ from kgsql.eval.datasets import Dataset, available_benchmarks, get_benchmark, pe
 from kgsql.eval.datasets.registry import cross_fold_benchmarks, language_help, languages, split_help, taking
 from kgsql.eval.interactions import interaction_line
 from kgsql.eval.method import default_shots, lead_shots, make_method, parse_sets, registry
-from kgsql.eval.metrics import METRICS
+from kgsql.eval.metric_registry import get_metric, metric_names
 from kgsql.eval.protocols import PAPER_SHOTS, cross_fold_groups, paper_table, parse_folds, single_groups
 from kgsql.eval.records import Record, RecordLog
 from kgsql.eval.report import summarize, write_report
@@ -106,7 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              + per_benchmark(lambda b: f"{b.timeout_s:.0f}") + ")")
     parser.add_argument("--concurrency", type=int, default=1,
                         help="questions in flight (default 1: the local model serves one request at a time)")
-    parser.add_argument("--metric", choices=METRICS, default=None,
+    parser.add_argument("--metric", choices=metric_names(), default=None,
                         help="headline metric (default " + per_benchmark(lambda b: b.metric) + ")")
     parser.add_argument("--replay", type=Path, default=None, metavar="RECORDS",
                         help="answer model calls from this records.jsonl of an earlier run (same questions) "
@@ -226,6 +226,8 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
     plan = [(m, k) for m in methods for k in _shots(args, m, overrides)]
     benchmark = get_benchmark(args.dataset)
     metric = args.metric or benchmark.metric
+    if not get_metric(metric).applies_to(args.dataset):
+        raise InputError(f"--metric {metric} does not score {args.dataset} questions")
     timeout = args.timeout or benchmark.timeout_s
     overrides.setdefault("timeout_s", timeout)
     folds = parse_folds(args.folds)
@@ -332,8 +334,8 @@ def _cell_summary(cell: Cell, metric: str) -> dict[str, Any]:
     s = summarize(cell.records)
     return {"split": cell.split, "method": cell.method, "shots": cell.shots, "dir": str(cell.dir),
             "n": s["n"], "n_scored": s["n_scored"], "n_missing_db": s["n_missing_db"],
-            "n_pred_error": s["n_pred_error"], metric: s[metric], "spider_ex": s["spider_ex"],
-            "bird_ex": s["bird_ex"], "soft_f1": s["soft_f1"], "tokens_mean": s["tokens_mean"],
+            "n_pred_error": s["n_pred_error"], metric: s[metric], **{m: s[m] for m in metric_names()},
+            "tokens_mean": s["tokens_mean"],
             "tokens_total": s["tokens_total"], "latency_mean_s": s["latency_mean_s"],
             "rounds_mean": s["rounds_mean"], "minutes": round(_cost_minutes(cell.records), 2),
             "wall_s_this_session": round(cell.wall_s, 1), "time": time_breakdown(cell.records),

@@ -22,9 +22,10 @@ from typing import Any, Callable, Iterable, Sequence
 
 from kgsql.errors import InputError, KgsqlError
 from kgsql.eval.datasets import Dataset, Example
-from kgsql.eval.metrics import evaluate_prediction
+from kgsql.eval.metric_registry import default_metric, metrics_for, zero_scores
 from kgsql.eval.records import Record, RecordLog
 from kgsql.eval.replay import NOT_REPLAYABLE, NotReplayable, prompt_fingerprint
+from kgsql.eval.verdict import evaluate_prediction
 
 MAX_CONSECUTIVE_FAILURES = 3
 MISSING_DB = "database file missing"
@@ -52,7 +53,7 @@ class RunSpec:
     overrides: dict[str, Any] = field(default_factory=dict)
     timeout_s: float = 30.0
     concurrency: int = 1
-    metric: str = "spider_ex"
+    metric: str = field(default_factory=default_metric)
     #: Ask with what the benchmark gives beside the question (BIRD's evidence); False: the question alone,
     #: so whatever knowledge the answer needs must come from the graph.
     with_evidence: bool = True
@@ -210,13 +211,13 @@ def answer_record(example: Example, dataset: Dataset, answer: Any, *, timeout_s:
     ``schema`` (the database's) lets the record name the gold columns the selection missed."""
     sql = (getattr(answer, "sql", "") or "").strip() or None
     t0 = time.perf_counter()
-    verdict = evaluate_prediction(dataset.db_path(example.db_id), example.gold, sql, timeout_s=timeout_s)
+    verdict = evaluate_prediction(dataset.db_path(example.db_id), example.gold, sql, timeout_s=timeout_s,
+                                  metrics=metrics_for(dataset.name))
     tokens = dict(getattr(answer, "tokens", {}) or {})
     prompts = getattr(answer, "prompts", None) or []
     rec = Record(
         id=example.id, db_id=example.db_id, question=example.question, gold=list(example.gold), pred=sql,
-        spider_ex=verdict.spider_ex, bird_ex=verdict.bird_ex, soft_f1=verdict.soft_f1,
-        error=verdict.error, error_kind=verdict.error_kind, matched_gold=verdict.matched_gold,
+        scores=dict(verdict.scores), error=verdict.error, error_kind=verdict.error_kind, matched_gold=verdict.matched_gold,
         difficulty=example.difficulty, label=example.label,
         tokens=tokens.get("total"), latency_s=round(float(getattr(answer, "latency_s", 0.0) or 0.0), 3),
         rounds=getattr(answer, "rounds", None),
@@ -295,7 +296,7 @@ class _Progress:
 
     def __init__(self, total: int, initial: list[Record], metric: str, enabled: bool, desc: str) -> None:
         self.metric = metric
-        self.values = [float(getattr(r, metric)) for r in initial if getattr(r, metric) is not None]
+        self.values = [float(r.value(metric)) for r in initial if r.value(metric) is not None]
         self.bar = None
         if enabled:
             from tqdm import tqdm
@@ -310,8 +311,8 @@ class _Progress:
             self.bar.set_postfix_str(f"{self.metric.split('_')[0].upper()} {ex:.1f}% of {len(self.values)}")
 
     def add(self, rec: Record | None) -> None:
-        if rec is not None and getattr(rec, self.metric) is not None:
-            self.values.append(float(getattr(rec, self.metric)))
+        if rec is not None and rec.value(self.metric) is not None:
+            self.values.append(float(rec.value(self.metric)))
         if self.bar is not None:
             self.bar.update(1)
             self._postfix()
@@ -353,7 +354,7 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
                                  difficulty=example.difficulty, label=example.label), example)
         except InputError as exc:  # this question is unanswerable as given: logged as a method error
             rec = Record(id=example.id, db_id=example.db_id, question=example.question, gold=list(example.gold),
-                         spider_ex=0, bird_ex=0, soft_f1=0.0, error=str(exc), error_kind="no_prediction",
+                         scores=zero_scores(dataset.name), error=str(exc), error_kind="no_prediction",
                          difficulty=example.difficulty, label=example.label)
             return finish(rec, example)
         if _produced_nothing(answer):

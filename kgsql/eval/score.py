@@ -20,8 +20,11 @@ from kgsql.errors import InputError
 from kgsql.eval.datasets import Dataset, Example, available_benchmarks, get_benchmark
 from kgsql.eval.datasets.registry import language_help, languages, split_help, taking
 from kgsql.eval.interactions import interaction_line, without_interaction_breaks
-from kgsql.eval.metrics import DEFAULT_TIMEOUT_S, DistinctMode, aggregate, evaluate_prediction
+from kgsql.eval.aggregate import aggregate
+from kgsql.eval.metric_registry import METRICS, metrics_for
+from kgsql.eval.metrics import DEFAULT_TIMEOUT_S, DistinctMode
 from kgsql.eval.records import Record, RecordLog
+from kgsql.eval.verdict import evaluate_prediction
 
 BIRD_SEPARATOR = "\t----- bird -----\t"
 _DB_ID = re.compile(r"[A-Za-z0-9_\-]+")
@@ -83,9 +86,9 @@ def score_example(
     if db is None:
         rec.error, rec.error_kind = "database file missing", "missing_db"
         return rec
-    v = evaluate_prediction(db, example.gold, pred, timeout_s=timeout_s, distinct=distinct,
-                            soft_f1_digits=soft_f1_digits)
-    rec.spider_ex, rec.bird_ex, rec.soft_f1 = v.spider_ex, v.bird_ex, v.soft_f1
+    v = evaluate_prediction(db, example.gold, pred, timeout_s=timeout_s, metrics=metrics_for(dataset.name),
+                            distinct=distinct, soft_f1_digits=soft_f1_digits)
+    rec.scores = dict(v.scores)
     rec.error, rec.error_kind, rec.matched_gold = v.error, v.error_kind, v.matched_gold
     if v.pred_elapsed_s is not None:
         rec.extra["pred_exec_s"] = round(v.pred_elapsed_s, 4)
@@ -105,15 +108,16 @@ def _progress(items: list[Any], enabled: bool) -> Iterable[Any]:
 
 
 def format_table(summary: dict[str, Any]) -> str:
-    """Readable text table: overall row then one row per difficulty / label / tag."""
+    """Readable text table: overall row then one row per difficulty / label / tag; a column per metric."""
     def fmt(v: Any) -> str:
         return "   -  " if v is None else f"{100 * v:6.2f}"
 
-    lines = [f"{'group':<28}{'n':>6}{'scored':>8}{'spider_ex':>11}{'bird_ex':>9}{'soft_f1':>9}"]
+    columns = [(m.name, m.column, max(len(m.column) + 2, 9)) for m in METRICS.values()]
+    lines = [f"{'group':<28}{'n':>6}{'scored':>8}" + "".join(f"{label:>{w}}" for _, label, w in columns)]
 
     def row(name: str, m: dict[str, Any]) -> None:
-        lines.append(f"{name[:27]:<28}{m['n']:>6}{m['n_scored']:>8}{fmt(m['spider_ex']):>11}"
-                     f"{fmt(m['bird_ex']):>9}{fmt(m['soft_f1']):>9}")
+        lines.append(f"{name[:27]:<28}{m['n']:>6}{m['n_scored']:>8}"
+                     + "".join(f"{fmt(m.get(metric)):>{w}}" for metric, _, w in columns))
 
     row("all", summary)
     for section in ("by_difficulty", "by_label", "by_tag"):

@@ -14,8 +14,8 @@ from kgsql.eval.records import Record, RecordLog
 
 
 def rec(qid: str, ex: int | None, f1: float | None = None) -> Record:
-    return Record(id=qid, db_id="db", question=f"question {qid}", spider_ex=ex, bird_ex=ex,
-                  soft_f1=f1 if f1 is not None else (None if ex is None else float(ex)))
+    return Record(id=qid, db_id="db", question=f"question {qid}", scores={
+        "spider_ex": ex, "bird_ex": ex, "soft_f1": f1 if f1 is not None else (None if ex is None else float(ex))})
 
 
 def write_jsonl(path: Path, records: list[Record]) -> Path:

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 from timing import scaled
 
+from kgsql.eval.aggregate import aggregate
 from kgsql.eval.metrics import (
-    aggregate,
     bird_rows_match,
-    evaluate_prediction,
     execute_sql,
     order_matters,
     remove_distinct,
     soft_f1,
     spider_rows_match,
 )
+from kgsql.eval.verdict import evaluate_prediction
 
 
 @pytest.fixture()

@@ -16,8 +16,8 @@ def run_records() -> list[Record]:
     for method, shots, ex, tokens in (("kg", 0, [1, 1, 0], 100), ("kg", 3, [1, 1, 1], 300),
                                       ("plain", 0, [1, 0, 0], 50)):
         for i, v in enumerate(ex):
-            out.append(Record(id=str(i), db_id="db", question=f"q{i}", spider_ex=v, bird_ex=v,
-                              soft_f1=float(v), difficulty=("easy", "hard", "hard")[i],
+            out.append(Record(id=str(i), db_id="db", question=f"q{i}", scores={"spider_ex": v, "bird_ex": v,
+                              "soft_f1": float(v)}, difficulty=("easy", "hard", "hard")[i],
                               method=method, shots=shots, tokens=tokens, latency_s=0.5,
                               rounds=1))
     out.append(Record(id="9", db_id="gone", error="database file missing",
@@ -29,15 +29,15 @@ def test_record_log_appends_resumes_and_repairs_a_partial_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "run.jsonl"
     log = RecordLog(path)
-    log.append(Record(id="1", db_id="a", spider_ex=1, tokens=10))
-    log.append(Record(id="2", db_id="a", spider_ex=0))
+    log.append(Record(id="1", db_id="a", scores={"spider_ex": 1}, tokens=10))
+    log.append(Record(id="2", db_id="a", scores={"spider_ex": 0}))
     with open(path, "a", encoding="utf-8") as fh:
         fh.write('{"id": "3", "db_id": "a", "spi')  # killed mid-write
     assert [r.id for r in read_records(path)] == ["1", "2"]
     assert "incomplete last line" in capsys.readouterr().err
     resumed = RecordLog(path)
     assert resumed.done == {"1", "2"}
-    resumed.append(Record(id="3", db_id="a", spider_ex=1))
+    resumed.append(Record(id="3", db_id="a", scores={"spider_ex": 1}))
     assert [r.id for r in read_records(path)] == ["1", "2", "3"]
     assert read_records(path)[0].verdicts == {"spider_ex": 1, "bird_ex": None, "soft_f1": None}
 

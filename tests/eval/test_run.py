@@ -394,10 +394,10 @@ def test_question_table_marks_and_totals() -> None:
     from kgsql.eval.question_table import question_table
     from kgsql.eval.records import Record
 
-    a = [Record("q1", "db", "Q one?", ["SELECT 1"], "SELECT 1", spider_ex=1, latency_s=12.0, tokens=100, rounds=1),
-         Record("q2", "db", "Q two?", ["SELECT 2"], "SELECT 3", spider_ex=0, error_kind=None, latency_s=8.0,
+    a = [Record("q1", "db", "Q one?", ["SELECT 1"], "SELECT 1", {"spider_ex": 1}, latency_s=12.0, tokens=100, rounds=1),
+         Record("q2", "db", "Q two?", ["SELECT 2"], "SELECT 3", {"spider_ex": 0}, error_kind=None, latency_s=8.0,
                 tokens=50, rounds=2)]
-    b = [Record("q1", "db", "Q one?", ["SELECT 1"], "SELECT 4", spider_ex=0, latency_s=3.0, tokens=10, rounds=1)]
+    b = [Record("q1", "db", "Q one?", ["SELECT 1"], "SELECT 4", {"spider_ex": 0}, latency_s=3.0, tokens=10, rounds=1)]
     text = question_table({"full": a, "ablated": b})
     assert "| q1 | ✓ | 12 | 100 | 1 | ✗ | 3 | 10 | 1 |" in text
     assert "| q2 | ✗ | 8 | 50 | 2 | · |" in text

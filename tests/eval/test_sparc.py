@@ -17,7 +17,7 @@ from kgsql.errors import InputError
 from kgsql.eval.datasets import get_benchmark, load_dataset
 from kgsql.eval.datasets.sparc import load_sparc, turn_depth
 from kgsql.eval.interactions import interaction_summary, without_interaction_breaks
-from kgsql.eval.metrics import aggregate
+from kgsql.eval.aggregate import aggregate
 from kgsql.eval.records import read_records
 from kgsql.eval.report import summarize, to_markdown
 from kgsql.eval.run import run_eval
