@@ -24,8 +24,8 @@ from kgsql.eval.metric import Metric
 from kgsql.eval.metrics import BIRD_EX, SOFT_F1, SPIDER_EX
 from kgsql.registry import Registry
 
-__all__ = ["METRICS", "Metric", "ScoresByName", "default_metric", "get_metric", "interaction_metrics", "is_scored", "metric_names",
-           "metrics_for", "register_metric", "unregister_metric", "zero_scores"]
+__all__ = ["BUILT_IN", "METRICS", "Metric", "ScoresByName", "default_metric", "get_metric", "interaction_metrics",
+           "is_scored", "metric_names", "metrics_for", "register_metric", "unregister_metric", "zero_scores"]
 
 METRICS: Registry[Metric] = Registry("metric")
 

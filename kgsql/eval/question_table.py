@@ -60,7 +60,8 @@ def question_table(runs: Mapping[str, Sequence[Record]], *, metric: str | None =
         secs = sum(r.latency_s or 0.0 for r in recs)
         toks = sum(r.tokens or 0 for r in recs)
         rounds = [r.rounds for r in recs if r.rounds is not None]
-        total += [f"{right:.0f}/{len(scored)}" if get_metric(metric).binary else f"{right:.1f}/{len(scored)}", f"{secs:.0f}", f"{toks:,}",
+        right_text = f"{right:.0f}" if get_metric(metric).binary else f"{right:.1f}"
+        total += [f"{right_text}/{len(scored)}", f"{secs:.0f}", f"{toks:,}",
                   f"{sum(rounds) / len(rounds):.1f}" if rounds else ""]
     lines.append("| " + " | ".join(total) + " |")
     lines += ["", "SQL per question (✓ correct, ✗ wrong; the gold is the first alternative):", ""]

@@ -217,7 +217,8 @@ def answer_record(example: Example, dataset: Dataset, answer: Any, *, timeout_s:
     prompts = getattr(answer, "prompts", None) or []
     rec = Record(
         id=example.id, db_id=example.db_id, question=example.question, gold=list(example.gold), pred=sql,
-        scores=dict(verdict.scores), error=verdict.error, error_kind=verdict.error_kind, matched_gold=verdict.matched_gold,
+        scores=dict(verdict.scores), error=verdict.error, error_kind=verdict.error_kind,
+        matched_gold=verdict.matched_gold,
         difficulty=example.difficulty, label=example.label,
         tokens=tokens.get("total"), latency_s=round(float(getattr(answer, "latency_s", 0.0) or 0.0), 3),
         rounds=getattr(answer, "rounds", None),
