@@ -89,7 +89,7 @@ def training_pool(dataset: Dataset, fold: Fold) -> Any:
     return pool
 
 
-def cross_fold_groups(dataset: Dataset, examples: Sequence[Example],
+def cross_fold_groups(dataset: Dataset, questions: Sequence[Example],
                       folds: Sequence[tuple[str, ...]] | None = None, *, with_pool: bool = True) -> list[Group]:
     """One group per fold: that fold's (selected) questions with the other folds' questions as pool.
 
@@ -97,7 +97,7 @@ def cross_fold_groups(dataset: Dataset, examples: Sequence[Example],
     ``--limit`` kept of the test side."""
     groups = []
     for fold in cross_folds(dataset.db_files, folds):
-        test = [e for e in examples if e.db_id in fold.test_dbs]
+        test = [e for e in questions if e.db_id in fold.test_dbs]
         if not test:
             continue
         pool = training_pool(dataset, fold) if with_pool else None
@@ -106,18 +106,18 @@ def cross_fold_groups(dataset: Dataset, examples: Sequence[Example],
     return groups
 
 
-def single_groups(dataset: Dataset, examples: Sequence[Example], pool: Any = None, *,
+def single_groups(dataset: Dataset, questions: Sequence[Example], pool: Any = None, *,
                   with_pool: bool = True) -> list[Group]:
     """A plain run: one group with a fixed pool (Spider: its training set); for a benchmark
     whose pools come from the other databases (the spatial set) one group per database with
     every *other* database of the split as pool."""
     if not dataset.benchmark.pool_from_other_databases or not with_pool or pool is not None:
-        return [Group(list(examples), pool if with_pool else None, {})] if examples else []
+        return [Group(list(questions), pool if with_pool else None, {})] if questions else []
     groups = []
-    for db in dict.fromkeys(e.db_id for e in examples):
+    for db in dict.fromkeys(e.db_id for e in questions):
         others = tuple(sorted(d for d in dataset.db_files if d != db))
         fold = Fold((db,), others)
-        groups.append(Group([e for e in examples if e.db_id == db], training_pool(dataset, fold) if others else None,
+        groups.append(Group([e for e in questions if e.db_id == db], training_pool(dataset, fold) if others else None,
                             {"split": dataset.split, "fold": db, "train": "+".join(others)}))
     return groups
 

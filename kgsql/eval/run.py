@@ -34,7 +34,7 @@ from kgsql.eval.protocols import PAPER_SHOTS, cross_fold_groups, paper_table, pa
 from kgsql.eval.records import Record, RecordLog
 from kgsql.eval.report import summarize, write_report
 from kgsql.eval.replay import ReplayLM, Replaying
-from kgsql.eval.runner import RunSpec, check_no_leakage, ingest_databases, run_group, select_examples
+from kgsql.eval.runner import RunSpec, check_no_leakage, ingest_databases, run_group, select_questions
 from kgsql.eval.timing import format_breakdown, time_breakdown
 
 def _csv(text: str | None) -> list[str]:
@@ -248,33 +248,33 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
     cells: list[Cell] = []
     try:
         for dataset in datasets:
-            pool_of_questions = dataset.examples
+            eligible = dataset.examples
             if getattr(args, "skip_missing_db", False) or benchmark.skip_missing_db:
-                pool_of_questions = [e for e in dataset.examples if dataset.db_path(e.db_id) is not None]
-                if not pool_of_questions:
+                eligible = [e for e in dataset.examples if dataset.db_path(e.db_id) is not None]
+                if not eligible:
                     raise InputError(f"{dataset.name} {dataset.split}: no question has its database file "
                                      f"(looked for <db>/<db>.sqlite under the databases folder beside "
                                      f"{dataset.root}; give it with --db-dir)")
-                if len(pool_of_questions) < len(dataset.examples) and not getattr(args, "skip_missing_db", False):
-                    absent = sorted({e.db_id for e in dataset.examples} - {e.db_id for e in pool_of_questions})
-                    say(f"{dataset.name} {dataset.split}: {len(dataset.examples) - len(pool_of_questions)} questions "
+                if len(eligible) < len(dataset.examples) and not getattr(args, "skip_missing_db", False):
+                    absent = sorted({e.db_id for e in dataset.examples} - {e.db_id for e in eligible})
+                    say(f"{dataset.name} {dataset.split}: {len(dataset.examples) - len(eligible)} questions "
                         f"skipped: no database file for {len(absent)} of its databases "
                         f"({', '.join(absent[:6])}{', ...' if len(absent) > 6 else ''})")
             if getattr(args, "half", None):
                 from kgsql.mining.history import split_examples
 
-                pool_of_questions = split_examples(pool_of_questions, args.half, args.half_seed)[0]
-            examples = select_examples(pool_of_questions, limit=args.limit, seed=args.seed, dbs=dbs)
-            if not examples:
+                eligible = split_examples(eligible, args.half, args.half_seed)[0]
+            questions = select_questions(eligible, limit=args.limit, seed=args.seed, dbs=dbs)
+            if not questions:
                 raise InputError(f"{dataset.name} {dataset.split}: no questions selected")
-            missing = [e for e in examples if dataset.db_path(e.db_id) is None]
+            missing = [e for e in questions if dataset.db_path(e.db_id) is None]
             if missing:
-                say(f"{dataset.name} {dataset.split}: {len(missing)} of {len(examples)} selected questions "
+                say(f"{dataset.name} {dataset.split}: {len(missing)} of {len(questions)} selected questions "
                     f"have no database file ({', '.join(sorted({e.db_id for e in missing})[:8])}"
                     f"{', ...' if len({e.db_id for e in missing}) > 8 else ''}); they are logged unscored")
-            names = ingest_databases(graph, dataset, {e.db_id for e in examples}, prefix=args.graph_prefix, log=say,
+            names = ingest_databases(graph, dataset, {e.db_id for e in questions}, prefix=args.graph_prefix, log=say,
                                      shipped_profiles=not args.no_profiles)
-            check_no_leakage(graph, names, examples)
+            check_no_leakage(graph, names, questions)
             fixed_pool = load_pool(args, dataset) if args.protocol == "single" else None
             for method, shots in plan:
                 wants_pool = shots + overrides.get("lead_shots", lead_shots(method)) > 0
@@ -285,9 +285,9 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
                 cell_dir = out / (dataset.split or "dev") / method / f"{shots}-shot" if many else out
                 cell = Cell(dataset.split, method, shots, cell_dir)
                 cells.append(cell)
-                groups = (cross_fold_groups(dataset, examples, folds, with_pool=wants_pool)
+                groups = (cross_fold_groups(dataset, questions, folds, with_pool=wants_pool)
                           if args.protocol == "cross-fold"
-                          else single_groups(dataset, examples, fixed_pool, with_pool=wants_pool))
+                          else single_groups(dataset, questions, fixed_pool, with_pool=wants_pool))
                 spec = RunSpec(method, shots, overrides, timeout, max(1, args.concurrency), metric,
                                with_evidence=not getattr(args, "no_evidence", False))
                 run_cell(cell, dataset, groups, spec, names, args, graph=graph, lm=lm, encoder=encoder)
@@ -306,7 +306,7 @@ def run_cell(cell: Cell, dataset: Dataset, groups: list[Any], spec: RunSpec, nam
     log = RecordLog(cell.log_path)
     t0 = time.perf_counter()
     for group in groups:
-        needs_model = any(e.id not in log.done and e.db_id in names for e in group.examples)
+        needs_model = any(e.id not in log.done and e.db_id in names for e in group.questions)
         asker = make_method(spec.method, graph, lm if lm is not None else _lazy_lm(args), spec.shots,
                             group.pool, spec.overrides, encoder=encoder) if needs_model else None
         if asker is not None and isinstance(lm, ReplayLM):

@@ -37,9 +37,9 @@ class RunAborted(KgsqlError):
 
 @dataclass
 class Group:
-    """Questions answered with one example pool; ``tag`` goes into each record's ``extra``."""
+    """Benchmark questions answered with one few-shot pool; ``tag`` goes into each record's ``extra``."""
 
-    examples: list[Example]
+    questions: list[Example]
     pool: Any = None
     tag: dict[str, Any] = field(default_factory=dict)
 
@@ -62,14 +62,14 @@ class RunSpec:
 # --------------------------------------------------------------------------- choosing questions
 
 
-def select_examples(examples: Sequence[Example], *, limit: int | None = None, seed: int | None = None,
-                    dbs: Iterable[str] | None = None, ids: Iterable[str] | None = None) -> list[Example]:
+def select_questions(questions: Sequence[Example], *, limit: int | None = None, seed: int | None = None,
+                     dbs: Iterable[str] | None = None, ids: Iterable[str] | None = None) -> list[Example]:
     """The questions of a run, in dataset order.
 
     ``dbs``/``ids`` filter first; then ``limit`` takes the first N, or with a
     ``seed`` a fixed random sample of N (the same for every method, so runs
     are comparable question by question)."""
-    chosen = list(examples)
+    chosen = list(questions)
     if dbs:
         wanted = set(dbs)
         chosen = [e for e in chosen if e.db_id in wanted]
@@ -103,13 +103,13 @@ def seeded_picks(n: int, k: int, seed: int) -> list[int]:
     return picks
 
 
-def by_database(examples: Sequence[Example]) -> list[Example]:
+def by_database(questions: Sequence[Example]) -> list[Example]:
     """Questions grouped by database (first-seen database order, dataset order inside), so a
     prefix-caching model server reads each database's schema once, not once per question."""
     first: dict[str, int] = {}
-    for i, e in enumerate(examples):
+    for i, e in enumerate(questions):
         first.setdefault(e.db_id, i)
-    return sorted(examples, key=lambda e: first[e.db_id])
+    return sorted(questions, key=lambda e: first[e.db_id])
 
 
 # --------------------------------------------------------------------------- graph names
@@ -149,7 +149,7 @@ def ingest_databases(graph: Any, dataset: Dataset, db_ids: Iterable[str], *, pre
     return names
 
 
-def check_no_leakage(graph: Any, names: dict[str, str], examples: Iterable[Example]) -> None:
+def check_no_leakage(graph: Any, names: dict[str, str], questions: Iterable[Example]) -> None:
     """Refuse to test questions the graph has learnt from (mined with their SQL): that would score memory.
 
     A pair is known by its database, question and SQL (``kgsql.mining.history.pair_id``); a user who
@@ -162,7 +162,7 @@ def check_no_leakage(graph: Any, names: dict[str, str], examples: Iterable[Examp
         return
     learnt: dict[str, set[str]] = {}
     leaked = []
-    for e in examples:
+    for e in questions:
         name = names.get(e.db_id)
         if name is None or not e.gold:
             continue
@@ -329,9 +329,9 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
 
     Records of questions already logged are returned as logged (resume)."""
     logged = {r.id: r for r in log.records()}
-    todo = by_database([e for e in group.examples if e.id not in logged])
-    done_before = [logged[e.id] for e in group.examples if e.id in logged]
-    bar = _Progress(len(group.examples), done_before, spec.metric, progress, desc)
+    todo = by_database([e for e in group.questions if e.id not in logged])
+    done_before = [logged[e.id] for e in group.questions if e.id in logged]
+    bar = _Progress(len(group.questions), done_before, spec.metric, progress, desc)
     lock = threading.Lock()
     failures = [0]
 
@@ -399,4 +399,4 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
                         raise
     finally:
         bar.close()
-    return [logged[e.id] for e in group.examples if e.id in logged]
+    return [logged[e.id] for e in group.questions if e.id in logged]

@@ -198,19 +198,19 @@ def test_set_overrides_reach_the_method(spider_dir: Path, tmp_path: Path, schema
 
 def test_sample_is_fixed_and_in_dataset_order() -> None:
     from kgsql.eval.datasets import Example
-    from kgsql.eval.runner import select_examples
+    from kgsql.eval.runner import select_questions
 
     examples = [Example(str(i), "db" if i % 2 else "other", f"q{i}", ["SELECT 1"]) for i in range(50)]
-    a = select_examples(examples, limit=7, seed=3)
-    assert a == select_examples(examples, limit=7, seed=3)
+    a = select_questions(examples, limit=7, seed=3)
+    assert a == select_questions(examples, limit=7, seed=3)
     assert [int(e.id) for e in a] == sorted(int(e.id) for e in a)
-    assert a != select_examples(examples, limit=7, seed=4)
-    assert [e.id for e in select_examples(examples, limit=3)] == ["0", "1", "2"]
-    assert {e.db_id for e in select_examples(examples, dbs=["db"])} == {"db"}
-    assert len(select_examples(examples, limit=100, seed=1)) == 50
+    assert a != select_questions(examples, limit=7, seed=4)
+    assert [e.id for e in select_questions(examples, limit=3)] == ["0", "1", "2"]
+    assert {e.db_id for e in select_questions(examples, dbs=["db"])} == {"db"}
+    assert len(select_questions(examples, limit=100, seed=1)) == 50
     # a larger limit with the same seed extends the sample (resuming a run asks only the new questions)
-    small = {e.id for e in select_examples(examples, limit=10, seed=5)}
-    assert small < {e.id for e in select_examples(examples, limit=45, seed=5)}
+    small = {e.id for e in select_questions(examples, limit=10, seed=5)}
+    assert small < {e.id for e in select_questions(examples, limit=45, seed=5)}
 
 
 def test_parse_sets_types_and_unknown_names() -> None:
@@ -263,10 +263,10 @@ def test_cross_fold_never_puts_a_test_database_in_the_pool(tmp_path: Path) -> No
     assert default_folds(ds.db_files) == [("ada", "edu"), ("tourism", "traffic")]
     groups = cross_fold_groups(ds, ds.examples)
     assert [g.tag["fold"] for g in groups] == ["ada+edu", "tourism+traffic"]
-    tested = [e.id for g in groups for e in g.examples]
+    tested = [e.id for g in groups for e in g.questions]
     assert sorted(tested) == sorted(e.id for e in ds.examples)  # every question tested exactly once
     for g in groups:
-        test_dbs = {e.db_id for e in g.examples}
+        test_dbs = {e.db_id for e in g.questions}
         pool_dbs = {e.db_id for e in g.pool}
         assert not test_dbs & pool_dbs
         assert pool_dbs == set(ds.db_files) - test_dbs
