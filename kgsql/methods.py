@@ -149,7 +149,8 @@ def build(name: str, graph: Any, lm: Any, pool: Any = SHIPPED_EXAMPLES, *, retri
     from kgsql.retrieve.lazy import lazy_retriever
 
     stages = _STAGES[type(options)](options, lm, lazy_retriever(retriever, encoder), pool=pool, encoder=encoder)
-    return StagedMethod(graph, lm, stages, options=options, rewrite=options.rewrite, follow_ingest=follow_ingest)
+    return StagedMethod(graph, lm, stages, options=options, rewrite=options.rewrite,
+                        context=getattr(options, "context", "rewrite"), follow_ingest=follow_ingest)
 
 
 # --------------------------------------------------------------------------- registry
