@@ -41,8 +41,8 @@ def ask_arguments(body: dict[str, Any]) -> dict[str, Any]:
     if history and len(history) > MAX_HISTORY:
         raise InputError(f"'history' holds {len(history)} questions; at most {MAX_HISTORY} are read")
     history_sql = body.get("history_sql")
-    if history_sql is not None and (not isinstance(history_sql, list) or not all(isinstance(q, str) for q in history_sql)
-                                    or len(history_sql) != len(history or [])):
+    if history_sql is not None and (not isinstance(history_sql, list) or len(history_sql) != len(history or [])
+                                    or not all(isinstance(q, str) for q in history_sql)):
         raise InputError("'history_sql' must be a list of the SQL answered for each earlier question ('' for none), "
                          "as long as 'history'")
     conversation = text_field(body, "conversation", required=False)

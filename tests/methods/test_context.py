@@ -42,13 +42,15 @@ def test_history_prompt_golden(geo_graph, pool, method: str) -> None:  # type: i
     assert answer.error is None and answer.rows == [("Silver River",)]
     assert "rewrite" not in lm.steps() and answer.standalone == ""  # no rewrite call: the question as asked
     prompt = lm.calls[0].messages[-1]["content"]
-    section = "/* Previous questions and queries: */\nQuestion 1: Which rivers are there?\nSQL 1: SELECT name FROM rivers"
+    section = ("/* Previous questions and queries: */\nQuestion 1: Which rivers are there?\n"
+               "SQL 1: SELECT name FROM rivers")
     assert section in prompt and prompt.index(section) < prompt.index(f"no explanation: {FOLLOW}")
     assert_golden(FIXTURES / f"history-{method}.txt", render(lm, answer))
 
 
 @pytest.mark.parametrize("method", ["kgsql", "dail-sql", "act-sql"])
-def test_a_first_question_is_asked_alike_under_every_context(geo_graph, pool, method: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_first_question_is_asked_alike_under_every_context(geo_graph, pool,  # type: ignore[no-untyped-def]
+                                                              method: str) -> None:
     prompts = {}
     for context in ("rewrite", "history", "none"):
         lm, answer = ask(method, geo_graph, pool, QUESTION, context=context)

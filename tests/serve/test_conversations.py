@@ -59,7 +59,8 @@ def test_a_thread_under_context_history_shows_its_earlier_sql(api) -> None:  # t
     status, second = request(server, "POST", "/api/ask", {**body, "question": FOLLOW})
     assert status == 200 and second["standalone"] == "" and [t["sql"] for t in second["turns"]] == [SQL, SQL]
     assert [c.step for c in lm.calls[calls:]] == ["sql"]
-    assert f"Question 1: {FIRST}\nSQL 1: {SQL}" in lm.calls[-1].prompt and f"no explanation: {FOLLOW}" in lm.calls[-1].prompt
+    prompt = lm.calls[-1].prompt
+    assert f"Question 1: {FIRST}\nSQL 1: {SQL}" in prompt and f"no explanation: {FOLLOW}" in prompt
     status, data = request(server, "POST", "/api/ask", {"db": "thread_geo", "question": FOLLOW, "history": [FIRST],
                                                         "history_sql": ["SELECT 7"], "sets": body["sets"]})
     assert status == 200 and "SQL 1: SELECT 7" in lm.calls[-1].prompt
