@@ -54,6 +54,7 @@ from kgsql.errors import InputError, UnknownNameError
 from kgsql.fewshot.shipped import SHIPPED_EXAMPLES, shipped_pool
 from kgsql.registry import Registry
 from kgsql.stages.baselines import PromptOptions, prompt_stages
+from kgsql.stages.context import check_context
 from kgsql.stages.classic import ClassicOptions, classic_stages
 from kgsql.stages.method import OneCallOptions, StagedMethod
 from kgsql.stages.state import Stage
@@ -273,4 +274,6 @@ def parse_sets(items: Sequence[str] | None) -> dict[str, Any]:
         if key not in defaults:
             raise UnknownNameError(f"--set {key}: unknown method option (known: {', '.join(sorted(defaults))})")
         out[key] = _convert(key, value, defaults[key])
+    if "context" in out:  # refused before a run ingests anything, not when its first method is built
+        check_context(out["context"])
     return out

@@ -105,6 +105,8 @@ def test_the_section_and_a_bad_context() -> None:
     assert turns == [("a?", "SELECT 1"), ("b?", ""), ("c?", "")]
     assert previous_text(turns) == "Question 1: a?\nSQL 1: SELECT 1\nQuestion 2: b?\nQuestion 3: c?"
     assert parse_sets(["context=history"]) == {"context": "history"}
+    with pytest.raises(InputError, match="context 'rewritten': expected one of"):
+        parse_sets(["context=rewritten"])
     with pytest.raises(InputError, match="context 'chat': expected one of rewrite, history, none"):
         build("dail-sql", None, ScriptedLM({}), context="chat")
     assert build("kgsql", None, ScriptedLM({}), context="history").wants_history_sql
