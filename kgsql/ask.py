@@ -135,9 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         conversation = _conversation(args)
         history = conversation.history if conversation is not None else []
-        data = _via_service(args, history)
+        history_sql = conversation.history_sql if conversation is not None else []  # read under context=history
+        data = _via_service(args, history, history_sql)
         if data is None:
-            data = _here(args, history)
+            data = _here(args, history, history_sql)
         data["history"] = history
         if conversation is not None:  # a failed answer is a turn too: the question still sets the context
             from kgsql.conversation.saved import save
@@ -185,7 +186,7 @@ def _conversation(args: argparse.Namespace) -> Any:
     return load(args.conversation, args.db, new=args.new_conversation)
 
 
-def _via_service(args: argparse.Namespace, history: list[str]) -> dict[str, Any] | None:
+def _via_service(args: argparse.Namespace, history: list[str], history_sql: list[str]) -> dict[str, Any] | None:
     """The answer from a running ``kgsql serve`` (nothing to load here; started now when none runs:
     ``kgsql.serve.autostart``), or None to answer in-process.
 
@@ -214,13 +215,15 @@ def _via_service(args: argparse.Namespace, history: list[str]) -> dict[str, Any]
         raise InputError(f"--set {bad[0]}: expected KEY=VALUE")
     body = {"db": args.db, "question": args.question, "method": args.method, "evidence": args.evidence,
             "sets": sets, "limits": limits_from(args), "trace": args.trace, "history": history}
+    if history:
+        body["history_sql"] = history_sql
     data = call(url, "POST", "/api/ask", body)
     if history and "history" not in data:  # a service older than conversations ignored them: answer here
         return None
     return data
 
 
-def _here(args: argparse.Namespace, history: list[str]) -> dict[str, Any]:
+def _here(args: argparse.Namespace, history: list[str], history_sql: list[str]) -> dict[str, Any]:
     """Answer in this process: open the graph, build the method, start the model."""
     from kgsql.fewshot.shipped import SHIPPED_EXAMPLES
     from kgsql.generate.answer import check_question
@@ -237,7 +240,8 @@ def _here(args: argparse.Namespace, history: list[str]) -> dict[str, Any]:
         graph.database_info(args.db)  # unknown database: fail before starting a model
         pool = load_examples(args.examples, graph) if args.examples is not None else SHIPPED_EXAMPLES
         t2s = build(args.method, graph, default_lm(), pool=pool, **overrides)
-        return t2s.ask(args.question, db=args.db, evidence=args.evidence, history=history or None).to_dict()
+        more = {"history_sql": history_sql} if history and getattr(t2s, "wants_history_sql", False) else {}
+        return t2s.ask(args.question, db=args.db, evidence=args.evidence, history=history or None, **more).to_dict()
 
 
 def show(data: dict[str, Any], *, trace: bool = False) -> None:

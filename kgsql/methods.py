@@ -54,6 +54,7 @@ from kgsql.errors import InputError, UnknownNameError
 from kgsql.fewshot.shipped import SHIPPED_EXAMPLES, shipped_pool
 from kgsql.registry import Registry
 from kgsql.stages.baselines import PromptOptions, prompt_stages
+from kgsql.stages.context import check_context
 from kgsql.stages.classic import ClassicOptions, classic_stages
 from kgsql.stages.method import OneCallOptions, StagedMethod
 from kgsql.stages.state import Stage
@@ -149,7 +150,8 @@ def build(name: str, graph: Any, lm: Any, pool: Any = SHIPPED_EXAMPLES, *, retri
     from kgsql.retrieve.lazy import lazy_retriever
 
     stages = _STAGES[type(options)](options, lm, lazy_retriever(retriever, encoder), pool=pool, encoder=encoder)
-    return StagedMethod(graph, lm, stages, options=options, rewrite=options.rewrite, follow_ingest=follow_ingest)
+    return StagedMethod(graph, lm, stages, options=options, rewrite=options.rewrite,
+                        context=getattr(options, "context", "rewrite"), follow_ingest=follow_ingest)
 
 
 # --------------------------------------------------------------------------- registry
@@ -272,4 +274,6 @@ def parse_sets(items: Sequence[str] | None) -> dict[str, Any]:
         if key not in defaults:
             raise UnknownNameError(f"--set {key}: unknown method option (known: {', '.join(sorted(defaults))})")
         out[key] = _convert(key, value, defaults[key])
+    if "context" in out:  # refused before a run ingests anything, not when its first method is built
+        check_context(out["context"])
     return out

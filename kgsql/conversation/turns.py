@@ -7,7 +7,9 @@
 
 What goes to the method as ``history`` is the user's own earlier questions, oldest
 first: the rewriter (ACT-SQL's) is shown the conversation as asked, not its own
-earlier rewrites. A turn whose answer failed is kept too: the user's words
+earlier rewrites. A method that reads the earlier turns' SQL too
+(``context=history``) also gets ``history_sql``, the SQL each turn was answered
+with ("" where it failed). A turn whose answer failed is kept too: the user's words
 still set the context of the next question (an answer that failed usually
 means the SQL was wrong, not the question). A question refused before any
 work (empty, too long) is not a turn. Only the last ``max_turns`` are kept:
@@ -85,12 +87,25 @@ class Conversation:
         """What the next question is read with: the earlier questions as asked, oldest first."""
         return [t.question for t in self._turns]
 
+    @property
+    def history_sql(self) -> list[str]:
+        """The SQL each earlier turn was answered with, oldest first ("" where it failed)."""
+        return [t.sql for t in self._turns]
+
+    def context_for(self, method: Any) -> dict[str, Any]:
+        """The keyword arguments that carry this conversation to ``method.ask``: the earlier questions, and
+        their SQL when the method reads it (``wants_history_sql``); nothing before the first turn."""
+        if not self._turns:
+            return {"history": None}
+        if getattr(method, "wants_history_sql", False):
+            return {"history": self.history, "history_sql": self.history_sql}
+        return {"history": self.history}
+
     def ask(self, question: str, evidence: str | None = None) -> Any:
         """Answer ``question`` in the context of the earlier turns, and keep it as the latest turn."""
         if self.method is None:
             raise InputError("this conversation has no method to ask (Conversation.start builds one)")
-        history = self.history
-        answer = self.method.ask(question, db=self.db, evidence=evidence, history=history or None)
+        answer = self.method.ask(question, db=self.db, evidence=evidence, **self.context_for(self.method))
         self.record(question, answer)
         return answer
 

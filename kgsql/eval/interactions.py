@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kgsql.eval.datasets.base import INTERACTION_ID, Example
+from kgsql.errors import InputError
+from kgsql.eval.datasets.base import INTERACTION_ID, TURN_INDEX, Example
 from kgsql.eval.metric_registry import interaction_metrics, is_scored
 
 Prediction = tuple[str, str | None]  # (SQL, db_id named on the line), as score reads them
@@ -47,6 +48,61 @@ def interaction_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | N
         right = [all(t.get(metric.name) == 1 for t in turns) for turns in scored]
         out[metric.name] = sum(right) / len(right) if right else None
     return out
+
+
+# --------------------------------------------------------------------------- asking turn by turn
+
+
+def interaction_chains(examples: Sequence[Example]) -> list[list[Example]]:
+    """The examples as interactions (first-seen order), each in turn order; a standalone question is a
+    chain of its own. A method that reads its earlier answers asks a chain's turns one after another."""
+    chains: dict[str, list[Example]] = {}
+    for i, e in enumerate(examples):
+        iid = e.turn.get(INTERACTION_ID)
+        chains.setdefault(f"#{i}" if iid is None else str(iid), []).append(e)
+    return [sorted(chain, key=lambda e: e.extra.get(TURN_INDEX) or 0) for chain in chains.values()]
+
+
+def whole_interactions(examples: Sequence[Example], limit: int, pick: Any) -> list[Example] | None:
+    """``limit`` whole interactions (``pick(n, k)``: the indices of the ``k`` chosen of ``n``), in dataset
+    order; None when some example is a standalone question (then ``limit`` counts questions)."""
+    if any(e.turn.get(INTERACTION_ID) is None for e in examples):
+        return None
+    chains = interaction_chains(examples)
+    if limit >= len(chains):
+        return list(examples)
+    chosen = {id(e) for i in pick(len(chains), limit) for e in chains[i]}
+    return [e for e in examples if id(e) in chosen]
+
+
+def _turn_key(row: Any) -> tuple[str, Any] | None:
+    extra = getattr(row, "extra", None) or {}
+    iid = extra.get(INTERACTION_ID)
+    return None if iid is None else (str(iid), extra.get(TURN_INDEX))
+
+
+def earlier_sql(example: Example, logged: Iterable[Any]) -> list[str]:
+    """The SQL the run predicted for each earlier turn of ``example``'s interaction ("" for none), read
+    from the records ``logged`` so far (the run's own answers, never the gold SQL)."""
+    iid, index = str(example.turn[INTERACTION_ID]), example.extra.get(TURN_INDEX) or 0
+    found = {key[1]: (getattr(r, "pred", None) or "") for r in logged if (key := _turn_key(r)) and key[0] == iid}
+    return [found.get(j, "") for j in range(index)]
+
+
+def check_earlier_turns(todo: Sequence[Example], logged: Iterable[Any]) -> None:
+    """Refuse (one line) a turn whose earlier turns are neither asked in this run nor logged before: a method
+    reading its own earlier answers would be shown nothing for them."""
+    known = {key for r in logged if (key := _turn_key(r))}
+    known |= {(str(e.turn[INTERACTION_ID]), e.extra.get(TURN_INDEX)) for e in todo if e.turn}
+    for e in todo:
+        if not e.turn:
+            continue
+        iid = str(e.turn[INTERACTION_ID])
+        absent = [j for j in range(e.extra.get(TURN_INDEX) or 0) if (iid, j) not in known]
+        if absent:
+            raise InputError(f"{e.id}: this method reads the SQL it answered for the earlier turns, but turn(s) "
+                             f"{', '.join(map(str, absent))} of interaction {iid} are not in the run; select "
+                             f"whole interactions (--limit counts interactions on a multi-turn benchmark)")
 
 
 # --------------------------------------------------------------------------- prediction files

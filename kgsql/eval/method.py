@@ -15,7 +15,9 @@ from kgsql.errors import KgsqlError
 
 class Asker(Protocol):
     """What the runner needs from a method; ``history`` (the earlier questions of a conversation) is
-    passed only for a follow-up turn (SParC), so a single-turn-only asker still answers the others."""
+    passed only for a follow-up turn (SParC), so a single-turn-only asker still answers the others.
+    An asker whose ``wants_history_sql`` is true also gets ``history_sql``: the SQL the run answered for
+    those earlier turns (``--set context=history``)."""
 
     def ask(self, question: str, db: str, evidence: str | None = None,
             history: Sequence[str] | None = None) -> Any: ...

@@ -102,11 +102,13 @@ class Replaying:
         return getattr(self.method, name)
 
     def ask_example(self, question_id: str, question: str, db: str, evidence: str | None = None,
-                    history: Sequence[str] | None = None) -> Any:
+                    history: Sequence[str] | None = None, history_sql: Sequence[str] | None = None) -> Any:
         if not self.lm.knows(question_id):
             raise NotReplayable("the recording does not hold this question")
         self.lm.begin(question_id)
-        more = {"history": list(history)} if history else {}  # a conversation's turn: as the run asked it
+        more: dict[str, Any] = {"history": list(history)} if history else {}  # a conversation's turn: as asked
+        if history and history_sql is not None:  # context=history: the SQL of the earlier turns too
+            more["history_sql"] = list(history_sql)
         answer = self.method.ask(question, db=db, evidence=evidence, **more)
         if self.lm.problem:
             raise NotReplayable(self.lm.problem)

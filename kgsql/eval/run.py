@@ -67,7 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "restricted to the databases present, else one per database)")
     parser.add_argument("--db", action="append", default=None,
                         help="only questions of these databases (comma list; repeatable)")
-    parser.add_argument("--limit", type=int, default=None, help="N questions (per split)")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="N questions (per split); on a multi-turn benchmark (sparc) N whole interactions")
     parser.add_argument("--db-dir", type=Path, default=None,
                         help=f"folder of <db>/<db>.sqlite where the benchmark's loader takes one "
                              f"({taking('db_dir')}; default: in or beside --data-dir)")

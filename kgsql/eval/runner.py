@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from kgsql.errors import InputError, KgsqlError
 from kgsql.eval.datasets import Dataset, Example
+from kgsql.eval.interactions import check_earlier_turns, earlier_sql, interaction_chains, whole_interactions
 from kgsql.eval.metric_registry import default_metric, metrics_for, zero_scores
 from kgsql.eval.records import Record, RecordLog
 from kgsql.eval.replay import NOT_REPLAYABLE, NotReplayable, prompt_fingerprint
@@ -68,7 +69,9 @@ def select_questions(questions: Sequence[Example], *, limit: int | None = None, 
 
     ``dbs``/``ids`` filter first; then ``limit`` takes the first N, or with a
     ``seed`` a fixed random sample of N (the same for every method, so runs
-    are comparable question by question)."""
+    are comparable question by question). On a multi-turn benchmark (every
+    example a turn of an interaction) N counts whole interactions, so
+    interaction EX stays meaningful and every turn has its earlier turns."""
     chosen = list(questions)
     if dbs:
         wanted = set(dbs)
@@ -80,6 +83,9 @@ def select_questions(questions: Sequence[Example], *, limit: int | None = None, 
         return chosen
     if limit < 0:
         raise InputError(f"--limit must be positive, not {limit}")
+    turns = whole_interactions(chosen, limit, lambda n, k: range(k) if seed is None else seeded_picks(n, k, seed))
+    if turns is not None:
+        return turns
     if seed is None:
         return chosen[:limit]
     return [chosen[i] for i in sorted(seeded_picks(len(chosen), limit, seed))]
@@ -190,10 +196,13 @@ def evidence_for(example: Example, given: bool = True) -> str | None:
     return " ".join(parts) or None
 
 
-def ask_method(asker: Any, example: Example, db: str, spec: RunSpec) -> Any:
+def ask_method(asker: Any, example: Example, db: str, spec: RunSpec, history_sql: list[str] | None = None) -> Any:
     """One question to the method, with the benchmark's evidence when the run gives it and, for a
-    conversation's follow-up turn, the earlier questions (the method decides what to do with them)."""
-    more = {"history": example.history} if example.history else {}
+    conversation's follow-up turn, the earlier questions (the method decides what to do with them) and,
+    for a method that reads them, the SQL it answered for them (``history_sql``)."""
+    more: dict[str, Any] = {"history": example.history} if example.history else {}
+    if example.history and history_sql is not None:
+        more["history_sql"] = history_sql
     evidence = evidence_for(example, spec.with_evidence)
     if hasattr(asker, "ask_example"):  # a replay: the records of this very question answer the model calls
         return asker.ask_example(example.id, example.question, db=db, evidence=evidence, **more)
@@ -327,10 +336,16 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
               names: dict[str, str], shots: int, progress: bool = True, desc: str = "") -> list[Record]:
     """Answer and score the group's questions not yet in ``log``; returns the group's records.
 
-    Records of questions already logged are returned as logged (resume)."""
+    Records of questions already logged are returned as logged (resume). A method that reads the SQL it
+    answered for a conversation's earlier turns (``wants_history_sql``: ``--set context=history``) is
+    shown its own logged predictions, so an interaction's turns are asked in order (interactions
+    concurrently), and a turn waits for the next run when an earlier one could not be logged."""
     logged = {r.id: r for r in log.records()}
     todo = by_database([e for e in group.questions if e.id not in logged])
     done_before = [logged[e.id] for e in group.questions if e.id in logged]
+    wants_sql = bool(getattr(asker, "wants_history_sql", False))
+    if wants_sql:
+        check_earlier_turns(todo, logged.values())
     bar = _Progress(len(group.questions), done_before, spec.metric, progress, desc)
     lock = threading.Lock()
     failures = [0]
@@ -347,26 +362,29 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
     def one(example: Example) -> Record | None:
         if example.db_id not in names:
             return finish(missing_record(example), example)
+        sqls = None
+        if wants_sql and example.history:
+            with lock:
+                sqls = earlier_sql(example, list(logged.values()))
         try:
-            answer = ask_method(asker, example, names[example.db_id], spec)
+            answer = ask_method(asker, example, names[example.db_id], spec, sqls)
         except NotReplayable as exc:
-            return finish(Record(id=example.id, db_id=example.db_id, question=example.question,
-                                 gold=list(example.gold), error=str(exc), error_kind=NOT_REPLAYABLE,
-                                 difficulty=example.difficulty, label=example.label), example)
+            return finish(failed_record(example, str(exc), NOT_REPLAYABLE), example)
         except InputError as exc:  # this question is unanswerable as given: logged as a method error
-            rec = Record(id=example.id, db_id=example.db_id, question=example.question, gold=list(example.gold),
-                         scores=zero_scores(dataset.name), error=str(exc), error_kind="no_prediction",
-                         difficulty=example.difficulty, label=example.label)
-            return finish(rec, example)
+            return finish(failed_record(example, str(exc), "no_prediction", dataset.name), example)
         if _produced_nothing(answer):
             raise RunAborted(f"{example.id}: the method produced nothing: {answer.error}")
         schema = getattr(asker, "schema", None)
         full = schema(names[example.db_id]) if callable(schema) else None
-        return finish(answer_record(example, dataset, answer, timeout_s=spec.timeout_s, schema=full), example)
+        rec = answer_record(example, dataset, answer, timeout_s=spec.timeout_s, schema=full)
+        if sqls is not None:
+            rec.extra["shown_history_sql"] = sqls  # the earlier turns' SQL the method was shown (its own)
+        return finish(rec, example)
 
-    def settle(example: Example, call: Callable[[], Record | None]) -> None:
+    def settle(example: Example) -> bool:
+        """Ask ``example``; True when it was logged."""
         try:
-            rec = call()
+            rec = one(example)
         except Exception as exc:  # noqa: BLE001 - one question's failure (a bug included) must not end the run
             if not isinstance(exc, (RunAborted, KgsqlError)):
                 exc = KgsqlError(f"unexpected {type(exc).__name__}: {exc}")
@@ -377,26 +395,45 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
             bar.add(None)
             if count >= MAX_CONSECUTIVE_FAILURES:
                 raise RunAborted(f"{count} questions in a row failed without an answer; last: {exc}") from exc
-            return
+            return False
         if rec is not None and rec.error_kind != "missing_db":  # only a model answer ends a failure streak
             with lock:
                 failures[0] = 0
         bar.add(rec)
+        return rec is not None
 
     try:
-        if spec.concurrency <= 1:
-            for example in todo:
-                settle(example, lambda e=example: one(e))
-        else:
-            with ThreadPoolExecutor(max_workers=spec.concurrency) as pool:
-                futures = {pool.submit(one, e): e for e in todo}
-                for fut in as_completed(futures):
-                    try:
-                        settle(futures[fut], fut.result)
-                    except RunAborted:
-                        for f in futures:
-                            f.cancel()
-                        raise
+        answer_chains(interaction_chains(todo) if wants_sql else [[e] for e in todo], settle, spec.concurrency)
     finally:
         bar.close()
     return [logged[e.id] for e in group.questions if e.id in logged]
+
+
+def failed_record(example: Example, error: str, kind: str, benchmark: str | None = None) -> Record:
+    """The record of a question that got no answer: unscored when not replayable, else wrong."""
+    scores = {} if kind == NOT_REPLAYABLE else zero_scores(benchmark)
+    return Record(id=example.id, db_id=example.db_id, question=example.question, gold=list(example.gold),
+                  scores=scores, error=error, error_kind=kind, difficulty=example.difficulty, label=example.label)
+
+
+def answer_chains(chains: list[list[Example]], settle: Callable[[Example], bool], concurrency: int) -> None:
+    """Each chain's questions in order, stopping at one not logged (the rest wait for the next run);
+    up to ``concurrency`` chains at once. A ``RunAborted`` cancels what has not started and is raised."""
+    def run_chain(chain: list[Example]) -> None:
+        for example in chain:
+            if not settle(example):
+                return
+
+    if concurrency <= 1:
+        for chain in chains:
+            run_chain(chain)
+        return
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        futures = [pool.submit(run_chain, chain) for chain in chains]
+        for fut in as_completed(futures):
+            try:
+                fut.result()
+            except RunAborted:
+                for f in futures:
+                    f.cancel()
+                raise

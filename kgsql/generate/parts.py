@@ -67,6 +67,7 @@ class PromptParts:
     hints: str = ""       # graph-derived hints (values the question names, join conditions, value meanings)
     lead_shots: tuple[Shot, ...] = ()  # examples the same for every question: first, before anything else
     shots_per_question: bool = False  # ``shots`` were chosen for this question (they last one question)
+    history: str = ""     # a conversation's earlier questions and their SQL (``--set context=history``)
 
     def lasts(self, part: Part) -> Lasts:
         """How long ``part`` stays the same in this prompt: examples chosen once for every question last the run."""
@@ -85,15 +86,16 @@ PARTS: tuple[Part, ...] = (
     Part("hints", Lasts.QUESTION, "Hints from the database"),
     Part("evidence", Lasts.QUESTION, "Evidence", inline=True),
     Part("tips", Lasts.QUESTION, "Schema tips"),
+    Part("history", Lasts.QUESTION, "Previous questions and queries"),
     Part("question", Lasts.QUESTION),
 )
 PART_NAMES: tuple[str, ...] = tuple(p.name for p in PARTS)
 #: DAIL-SQL's order: the examples before the schema, the spatial notes before the examples (SSpa).
 DAIL_ORDER: tuple[str, ...] = ("lead_shots", "functions", "shots", "schema", "geo", "hints", "evidence", "tips",
-                               "question")
+                               "history", "question")
 #: ACT-SQL's order: the examples as their own messages, the schema, the titled parts, the question.
 ACT_ORDER: tuple[str, ...] = ("lead_shots", "shots", "schema", "functions", "geo", "hints", "evidence", "tips",
-                              "question")
+                              "history", "question")
 _BY_NAME = {p.name: p for p in PARTS}
 
 

@@ -171,7 +171,8 @@ class GraphTools:
                 self._make_lm = default_lm
             self._asker = build(self.method, self.graph, self._make_lm(), retriever=self.retriever(), follow_ingest=True)
         earlier = thread.history if thread is not None else []
-        answer = self._asker.ask(question, db=db, history=earlier or None)
+        answer = self._asker.ask(question, db=db, **(thread.context_for(self._asker) if thread is not None
+                                                     else {"history": None}))
         if thread is not None:
             thread.record(question, answer)
         if answer.error and not answer.sql:

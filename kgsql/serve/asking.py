@@ -2,7 +2,8 @@
 
 A follow-up question comes with its conversation in one of two ways: ``history``,
 the earlier questions themselves (oldest first; the caller keeps them, as
-``kgsql ask --conversation`` does), or ``conversation``, an id the caller chose
+``kgsql ask --conversation`` does; ``history_sql``, optional, the SQL answered for
+each, which a method with ``context=history`` shows), or ``conversation``, an id the caller chose
 for a thread the service keeps (the page, an API client; ``reset: true``
 starts that thread over with this question). Not both.
 """
@@ -39,6 +40,11 @@ def ask_arguments(body: dict[str, Any]) -> dict[str, Any]:
         raise InputError("'history' must be a list of the earlier questions (non-empty strings), oldest first")
     if history and len(history) > MAX_HISTORY:
         raise InputError(f"'history' holds {len(history)} questions; at most {MAX_HISTORY} are read")
+    history_sql = body.get("history_sql")
+    if history_sql is not None and (not isinstance(history_sql, list) or len(history_sql) != len(history or [])
+                                    or not all(isinstance(q, str) for q in history_sql)):
+        raise InputError("'history_sql' must be a list of the SQL answered for each earlier question ('' for none), "
+                         "as long as 'history'")
     conversation = text_field(body, "conversation", required=False)
     if conversation is not None and history:
         raise InputError("give 'history' (the earlier questions) or 'conversation' (a thread the service keeps), "
@@ -49,4 +55,5 @@ def ask_arguments(body: dict[str, Any]) -> dict[str, Any]:
     return {"db": text_field(body, "db"), "question": text_field(body, "question"),
             "method": text_field(body, "method", required=False) or "kgsql", "evidence": evidence or None,
             "sets": sets, "limits": limits, "trace": bool(body.get("trace")), "history": history or None,
+            "history_sql": history_sql or None,
             "conversation": conversation, "reset": reset}

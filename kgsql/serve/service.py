@@ -159,11 +159,12 @@ class Service:
     def ask(self, db: str, question: str, *, method: str = "kgsql", evidence: str | None = None,
             sets: dict[str, Any] | None = None, limits: dict[str, Any] | None = None,
             trace: bool = False, history: list[str] | None = None, conversation: str | None = None,
-            reset: bool = False) -> dict[str, Any]:
+            reset: bool = False, history_sql: list[str] | None = None) -> dict[str, Any]:
         """``sets``: method options (an option the method lacks is an error); ``limits``: options
         applied where the method has them (timeout_s, max_rows, ...), as ``ask``'s flags are.
-        A follow-up comes with ``history`` (the earlier questions) or ``conversation`` (the id of a thread
-        kept here; ``reset`` starts it over): the answer says which earlier questions it was read with."""
+        A follow-up comes with ``history`` (the earlier questions; ``history_sql``, the SQL answered for
+        each) or ``conversation`` (the id of a thread kept here, which keeps each turn's SQL; ``reset``
+        starts it over): the answer says which earlier questions it was read with."""
         from kgsql.methods import parse_sets
         from kgsql.methods import get_method
 
@@ -177,7 +178,10 @@ class Service:
         with self.model_lock:  # one question at a time: a thread is reset, read and written in order too
             thread = self.conversations.get(db, conversation, reset=reset) if conversation is not None else None
             earlier = thread.history if thread is not None else list(history or [])
-            answer = self.method(method, overrides).ask(question, db=db, evidence=evidence, history=earlier or None)
+            sqls = thread.history_sql if thread is not None else list(history_sql or [])
+            t2s = self.method(method, overrides)
+            more = {"history_sql": sqls} if earlier and getattr(t2s, "wants_history_sql", False) else {}
+            answer = t2s.ask(question, db=db, evidence=evidence, history=earlier or None, **more)
             turns = None
             if thread is not None:  # a failed answer is a turn too: its question still sets the context
                 thread.record(question, answer)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from kgsql.stages.context import HISTORY, PreviousTurns
 from kgsql.stages.evidence import GatherEvidence
 from kgsql.stages.generate import GenerateSQL, tip_rounds
 from kgsql.stages.options import check_options
@@ -53,7 +54,8 @@ class PromptOptions:
     max_tokens: int = 512            # [draft, sql]
     timeout_s: float = 30.0          # [sql]
     max_rows: int = 1000             # [sql]
-    rewrite: bool = True             # conversations: rewrite the question to stand alone
+    rewrite: bool = True             # conversations: rewrite the question to stand alone (False: join them)
+    context: str = "rewrite"         # [context] a follow-up's earlier turns: rewrite | history | none
 
     def __post_init__(self) -> None:
         check_options(self)
@@ -75,6 +77,8 @@ def prompt_stages(options: PromptOptions, lm: Any, retriever: Callable[[], Any],
         stages.append(DraftSQL(lm, layout=o.question_format, cot=o.auto_cot, max_tokens=o.max_tokens))
     loop = tip_rounds(tips=o.tips, max_rounds=o.max_rounds, tip_kinds=o.tip_kinds,
                       show_failed_query=o.show_failed_query)
+    if o.context == HISTORY:
+        stages.append(PreviousTurns())
     stages += [
         PickShots(pool, shots=o.shots, selection=o.example_selection, static_shots=o.static_shots,
                   organisation=o.example_organisation, auto_cot=o.auto_cot, style=o.schema_style,

@@ -21,6 +21,7 @@ from kgsql.errors import KgsqlError
 from kgsql.generate.answer import Answer, check_question
 from kgsql.generate.render import identifier_quoting
 from kgsql.schema.sources import GraphSchemas
+from kgsql.stages.context import HISTORY, PreviousTurns, earlier_turns
 from kgsql.stages.evidence import GatherEvidence
 from kgsql.stages.examples import PickExamples
 from kgsql.stages.generate import GenerateSQL
@@ -65,7 +66,8 @@ class OneCallOptions(Rewrites):
     max_tokens: int = 256            # [sql]
     timeout_s: float = 30.0          # [sql]
     max_rows: int = 1000             # [sql]
-    rewrite: bool = True             # conversations: rewrite the question to stand alone
+    rewrite: bool = True             # conversations: rewrite the question to stand alone (False: join them)
+    context: str = "rewrite"         # [context] a follow-up's earlier turns: rewrite | history | none
 
     def __post_init__(self) -> None:
         check_options(self)
@@ -94,6 +96,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
                      spatial_selection=o.spatial_example_selection),
         GraphHints(values=o.value_hints, joins=o.join_hints, keys=o.key_hints, meanings=o.meaning_hints,
                    spatial=o.spatial_hints),
+        *([PreviousTurns()] if o.context == HISTORY else []),
         GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,
                     max_rows=o.max_rows),
     ]
@@ -103,12 +106,13 @@ class StagedMethod:
     """Answers questions by running ``stages`` over one ``QuestionState`` each."""
 
     def __init__(self, graph: Any, lm: Any, stages: Sequence[Stage], *, options: Any = None,
-                 rewrite: bool = True, follow_ingest: bool = False) -> None:
+                 rewrite: bool = True, context: str = "rewrite", follow_ingest: bool = False) -> None:
         self.graph = graph
         self.lm = lm
         self.stages = list(stages)
         self.options = options
         self.rewrite = rewrite
+        self.context = context  # how a follow-up's earlier turns are read (kgsql.stages.context)
         # each database read from the graph once (again after a re-ingest with follow_ingest: the service)
         self.schemas = GraphSchemas(graph, knowledge=getattr(options, "knowledge", True), follow_ingest=follow_ingest)
 
@@ -125,10 +129,16 @@ class StagedMethod:
         taught = getattr(graph, "examples", None) if pool is None else None
         stages = one_call_stages(options, lm, get_retriever, pool=pool, encoder=encoder, graph_examples=taught,
                                  fallback_pool=fallback_pool if pool is None else None)
-        return cls(graph, lm, stages, options=options, rewrite=options.rewrite, follow_ingest=follow_ingest)
+        return cls(graph, lm, stages, options=options, rewrite=options.rewrite, context=options.context,
+                   follow_ingest=follow_ingest)
 
     def schema(self, db: str) -> Any:
         return self.schemas(db)
+
+    @property
+    def wants_history_sql(self) -> bool:
+        """Whether a follow-up should come with the earlier turns' SQL (``history_sql``), not only their questions."""
+        return self.context == HISTORY
 
     def __repr__(self) -> str:
         """One line a notebook shows: the stages in order, the model, the options changed from the default."""
@@ -143,8 +153,11 @@ class StagedMethod:
         return f"StagedMethod(stages=[{stages}], model={model!r}{changed})"
 
     def ask(self, question: str, db: str, evidence: str | None = None,
-            history: Sequence[str] | None = None) -> Answer:
-        """Answer ``question`` over ``db``; model and SQL trouble end up in ``answer.error``."""
+            history: Sequence[str] | None = None, history_sql: Sequence[str | None] | None = None) -> Answer:
+        """Answer ``question`` over ``db``; model and SQL trouble end up in ``answer.error``.
+
+        ``history``: the conversation's earlier questions, oldest first; ``history_sql``: the SQL answered
+        for each (read only under ``context=history``)."""
         question = check_question(question)
         earlier = [check_question(h) for h in history or []]
         t0 = time.perf_counter()
@@ -152,7 +165,9 @@ class StagedMethod:
         answer = Answer(question=question, db=db)
         state = QuestionState(question=question, db=db, full=full, answer=answer, user_evidence=evidence or "")
         try:
-            if earlier:
+            if earlier and self.context == HISTORY:
+                state.earlier = earlier_turns(earlier, history_sql)
+            elif earlier and self.context == "rewrite":
                 state.question = self._standalone(question, earlier, state)
                 answer.standalone = state.question
             with identifier_quoting(dialect_of(full)):  # names in prompts and hints as the database reads them

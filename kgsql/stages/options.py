@@ -10,17 +10,20 @@ from dataclasses import fields
 from typing import Any
 
 from kgsql.errors import InputError
+from kgsql.stages.context import check_context
 from kgsql.stages.evidence import USER_EVIDENCE_MODES
 
 
 def check_options(options: Any) -> None:
-    """Refuse a user-evidence mode that does not exist, a negative number, or a timeout that is not a
-    positive number of seconds (one line each, naming the option)."""
+    """Refuse a user-evidence mode or conversation context that does not exist, a negative number, or a
+    timeout that is not a positive number of seconds (one line each, naming the option)."""
     if options.user_evidence not in USER_EVIDENCE_MODES:
         raise InputError(f"user_evidence '{options.user_evidence}': expected one of {', '.join(USER_EVIDENCE_MODES)}")
     for f in fields(options):
         value = getattr(options, f.name)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
             raise InputError(f"{f.name} must not be negative, not {value}")
+    if hasattr(options, "context"):
+        check_context(options.context)
     if not 0 < options.timeout_s < float("inf"):
         raise InputError("timeout_s must be a positive number of seconds")

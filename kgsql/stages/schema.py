@@ -51,8 +51,11 @@ class SelectSchema:
 
     def run(self, state: QuestionState) -> None:
         # Evidence the user gave (BIRD's, spatial name hints) often names the values the question
-        # only paraphrases, possibly in another script: retrieval reads both.
-        query = " ".join(p for p in (state.question, state.user_evidence if self.with_evidence else "") if p)
+        # only paraphrases, possibly in another script: retrieval reads both. A follow-up read with its
+        # earlier turns (context=history) names no table itself: their questions are read too.
+        earlier = [question for question, _ in state.earlier]
+        query = " ".join(p for p in (*earlier, state.question, state.user_evidence if self.with_evidence else "")
+                         if p)
         selection = self.retriever().select(state.full, query, db_path=state.full.path or None)
         state.answer.selection = selection.to_dict()
         state.focus_tables = list(selection.tables)

@@ -39,6 +39,8 @@ class QuestionState:
     lead_examples: list[tuple[str, str]] = field(default_factory=list)  # the same for every question: shown first
     shots: tuple[Shot, ...] = ()                # examples as the baselines show them (own schemas, auto-CoT)
     draft_sql: str | None = None                # DAIL-SQL's preliminary SQL, which steers example selection
+    earlier: list[tuple[str, str]] = field(default_factory=list)  # (question, SQL) of earlier turns (context=history)
+    history: str = ""                           # the prompt's "Previous questions and queries" section
 
     @property
     def shown(self) -> DatabaseSchema:

@@ -12,7 +12,7 @@ from kgsql.generate.parts import PART_NAMES, PARTS, Lasts, PartOrderError, Promp
 MARKED = PromptParts(
     question="QUESTION-MARK", schema="SCHEMA-MARK", shots=(Shot("SHOT-Q", "SELECT 'SHOT-MARK'"),),
     functions="FUNCTIONS-MARK", geo="GEO-MARK", evidence="EVIDENCE-MARK", tips="TIPS-MARK",
-    hints="HINTS-MARK", lead_shots=(Shot("LEAD-Q", "SELECT 'LEAD_SHOTS-MARK'"),))
+    hints="HINTS-MARK", lead_shots=(Shot("LEAD-Q", "SELECT 'LEAD_SHOTS-MARK'"),), history="HISTORY-MARK")
 
 
 def _text(name: str, parts: PromptParts) -> str:
@@ -25,6 +25,17 @@ def test_every_format_places_every_part(name: str) -> None:
     text = _text(name, MARKED)
     for part in PART_NAMES:
         assert f"{part.upper()}-MARK" in text, f"{name} drops {part}"
+
+
+@pytest.mark.parametrize("name", available_formats())
+def test_a_conversations_earlier_turns_come_right_before_the_question(name: str) -> None:
+    """Issue 32's ``context=history``: the previous questions and queries, titled, then the question."""
+    text = _text(name, MARKED)
+    title = "/* Previous questions and queries: */" if name in ("dail", "schema-first", "shared-first") \
+        else "Previous questions and queries:"
+    assert f"{title}\nHISTORY-MARK" in text
+    assert max(text.index(m) for m in ("TIPS-MARK", "EVIDENCE-MARK", "SCHEMA-MARK")) < text.index("HISTORY-MARK")
+    assert text.index("HISTORY-MARK") < text.index("QUESTION-MARK")
 
 
 @pytest.mark.parametrize("name", ["chat", "act-completion"])

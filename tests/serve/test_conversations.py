@@ -50,11 +50,28 @@ def test_history_in_the_request(api) -> None:  # type: ignore[no-untyped-def]
     assert rewrite_prompts(lm)[-1] == f"1. {FIRST}\n2. {FOLLOW}"
 
 
+def test_a_thread_under_context_history_shows_its_earlier_sql(api) -> None:  # type: ignore[no-untyped-def]
+    """``--set context=history``: the follow-up as asked, after the earlier question and the SQL it got."""
+    server, lm = api
+    body = {"db": "thread_geo", "conversation": "page-h", "sets": {"shots": 0, "context": "history"}}
+    request(server, "POST", "/api/ask", {**body, "question": FIRST})
+    calls = len(lm.calls)
+    status, second = request(server, "POST", "/api/ask", {**body, "question": FOLLOW})
+    assert status == 200 and second["standalone"] == "" and [t["sql"] for t in second["turns"]] == [SQL, SQL]
+    assert [c.step for c in lm.calls[calls:]] == ["sql"]
+    prompt = lm.calls[-1].prompt
+    assert f"Question 1: {FIRST}\nSQL 1: {SQL}" in prompt and f"no explanation: {FOLLOW}" in prompt
+    status, data = request(server, "POST", "/api/ask", {"db": "thread_geo", "question": FOLLOW, "history": [FIRST],
+                                                        "history_sql": ["SELECT 7"], "sets": body["sets"]})
+    assert status == 200 and "SQL 1: SELECT 7" in lm.calls[-1].prompt
+
+
 @pytest.mark.parametrize("extra,message", [
     ({"history": "q1"}, "'history' must be a list"),
     ({"history": ["q1", ""]}, "'history' must be a list"),
     ({"history": ["q"] * 21}, "at most 20"),
     ({"history": ["q1"], "conversation": "c1"}, "not both"),
+    ({"history": ["q1"], "history_sql": ["SELECT 1", "SELECT 2"]}, "as long as 'history'"),
     ({"conversation": "a b"}, "conversation id"),
     ({"conversation": 7}, "'conversation' must be a non-empty string"),
     ({"conversation": "c1", "reset": "yes"}, "'reset' must be true or false"),
