@@ -15,7 +15,7 @@ from kgsql.eval.datasets.sparc import load_sparc
 from kgsql.eval.interactions import check_earlier_turns, earlier_sql
 from kgsql.eval.records import read_records
 from kgsql.eval.run import run_eval
-from kgsql.eval.runner import select_examples
+from kgsql.eval.runner import select_questions
 from kgsql.llm.scripted import ScriptedLM
 from tests.eval.test_run import LEAN, parse
 from tests.eval.test_sparc import IDS, sparc_dir  # noqa: F401 - the fixture
@@ -83,11 +83,11 @@ def test_a_resumed_run_reads_the_earlier_predictions_from_its_log(sparc_dir: Pat
 
 def test_limit_counts_whole_interactions(sparc_dir: Path) -> None:  # noqa: F811
     examples = load_sparc(sparc_dir).examples
-    assert [e.id for e in select_examples(examples, limit=2)] == ["0-0", "0-1", "0-2", "1-0", "1-1"]
-    sampled = select_examples(examples, limit=1, seed=3)
+    assert [e.id for e in select_questions(examples, limit=2)] == ["0-0", "0-1", "0-2", "1-0", "1-1"]
+    sampled = select_questions(examples, limit=1, seed=3)
     assert len({e.extra["interaction_id"] for e in sampled}) == 1
     assert [e.extra["turn_index"] for e in sampled] == list(range(len(sampled)))
-    assert [e.id for e in select_examples(examples, limit=9)] == IDS
+    assert [e.id for e in select_questions(examples, limit=9)] == IDS
 
 
 def test_a_turn_without_its_earlier_turns_is_refused(sparc_dir: Path) -> None:  # noqa: F811
