@@ -42,7 +42,7 @@ def map_of_geometries(columns: Sequence[str], rows: Sequence[Sequence[Any]], geo
                 positions = [part["coordinates"]] if part["type"] == "Point" else part["coordinates"]
                 points += [{"lon": p[0], "lat": p[1], **properties} for p in positions]
             else:
-                feature = {"type": "Feature", "geometry": part, "properties": properties}
+                feature = {"type": "Feature", "geometry": clockwise(part), "properties": properties}
                 (areas if "Polygon" in part["type"] else lines).append(feature)
     if not (areas or lines or points):
         return None
@@ -65,6 +65,23 @@ def map_of_points(columns: Sequence[str], rows: Sequence[Sequence[Any]], lon: in
         return None
     layers = _point_layers(points, tooltip(columns, labels, {}), _first_text(labels, rows))
     return _map("map", layers, [[p["lon"], p["lat"]] for p in points])
+
+
+def clockwise(shape: dict[str, Any]) -> dict[str, Any]:
+    """Polygons wound as d3 (Vega's projections) reads them: outer rings clockwise, holes counter-clockwise.
+    GeoJSON's own rule is the opposite, and d3 draws such a ring as the whole globe but the area."""
+    def wound(ring: list[list[float]], outer: bool) -> list[list[float]]:
+        area = sum(a[0] * b[1] - b[0] * a[1] for a, b in zip(ring, ring[1:] + ring[:1]))
+        return ring[::-1] if (area > 0) == outer else ring
+
+    def polygon(rings: list[list[list[float]]]) -> list[list[list[float]]]:
+        return [wound(ring, i == 0) for i, ring in enumerate(rings)]
+
+    if shape["type"] == "Polygon":
+        return {"type": "Polygon", "coordinates": polygon(shape["coordinates"])}
+    if shape["type"] == "MultiPolygon":
+        return {"type": "MultiPolygon", "coordinates": [polygon(p) for p in shape["coordinates"]]}
+    return shape
 
 
 def _parts(shape: dict[str, Any]) -> list[dict[str, Any]]:
@@ -101,4 +118,6 @@ def _map(kind: str, layers: list[dict[str, Any]], positions: list[list[float]]) 
     """The layers under one projection: Mercator for degrees, the plane as is otherwise."""
     degrees = all(-180 <= x <= 180 and -90 <= y <= 90 for x, y in positions)
     projection = {"type": "mercator"} if degrees else {"type": "identity", "reflectY": True}
-    return {"kind": kind, "height": MAP_HEIGHT, "projection": projection, "layer": layers}
+    named = any(layer["mark"]["type"] == "text" for layer in layers)
+    padding = {"left": 5, "top": 5, "bottom": 5, "right": 75 if named else 5}  # room for the eastern names
+    return {"kind": kind, "height": MAP_HEIGHT, "padding": padding, "projection": projection, "layer": layers}
