@@ -192,8 +192,8 @@ def test_a_long_result_is_capped(shop: Path) -> None:
     columns, rows = run(shop, "SELECT lon, lat FROM customers")
     assert len(rows) == 600
     spec = chart_spec(columns, rows, truncated=False)
-    assert len(layers(spec)["points"]["data"]["values"]) == MAX_CHART_ROWS
-    assert spec["usermeta"]["kgsql"] == {"chart": "map", "rows": MAX_CHART_ROWS, "truncated": True}  # type: ignore[index]
+    assert spec is not None and len(layers(spec)["points"]["data"]["values"]) == MAX_CHART_ROWS
+    assert spec["usermeta"]["kgsql"] == {"chart": "map", "rows": MAX_CHART_ROWS, "truncated": True}
 
 
 def test_column_kinds(example_db: Path, shop: Path) -> None:

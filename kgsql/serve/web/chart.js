@@ -19,7 +19,8 @@ async function drawChart(spec) {
   }
   try {
     // as wide as the panel, axes and labels included (the spec's own width suits a notebook)
-    const fitted = { ...spec, width: Math.max(200, box.clientWidth - 10), autosize: { type: "fit-x", contains: "padding" } };
+    const fitted = { ...spec, width: Math.max(200, box.clientWidth - 10),
+                     autosize: { type: "fit-x", contains: "padding" } };
     const result = await vegaEmbed(box, fitted, { actions: false, renderer: "svg" });
     if (turn !== chartTurn) { result.finalize(); return; }
     window.kgsql.chart = result.view;
