@@ -1,4 +1,4 @@
-"""A wheel built from a clean checkout carries the web page's graph library (issue 30: install)."""
+"""A wheel built from a clean checkout carries the web page's graph and chart libraries (issues 30 and 34)."""
 from __future__ import annotations
 
 import shutil
@@ -14,7 +14,7 @@ NODE_MODULES = REPO / "tools" / "web" / "node_modules"
 
 
 def test_a_wheel_from_a_clean_checkout_ships_the_page_library(tmp_path: Path) -> None:
-    if not (NODE_MODULES / "cytoscape").is_dir():
+    if not all((NODE_MODULES / name).is_dir() for name in ("cytoscape", "vega", "vega-lite", "vega-embed")):
         pytest.skip("tools/web/node_modules not installed (./run install runs npm ci)")
     tracked = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
     src = tmp_path / "src"
@@ -29,5 +29,7 @@ def test_a_wheel_from_a_clean_checkout_ships_the_page_library(tmp_path: Path) ->
     assert build.returncode == 0, build.stderr[-2000:]
     [wheel] = (tmp_path / "dist").glob("kgsql-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert "kgsql/serve/web/vendor/cytoscape.min.js" in names
+    libraries = ("cytoscape", "vega", "vega-lite", "vega-embed")
+    assert {f"kgsql/serve/web/vendor/{name}.min.js" for name in libraries} <= names
+    assert "kgsql/serve/web/chart.js" in names
     assert {"kgsql/serve/web/index.html", "kgsql/fewshot/default_examples.json", "kgsql/cypher/constraints.cypher"} <= names

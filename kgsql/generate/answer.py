@@ -84,6 +84,23 @@ class Answer:
             raise InputError("answer.df needs pandas: pip install 'kgsql[notebook]' (or use answer.records())") from None
         return pd.DataFrame(list(self.rows), columns=list(self.columns))
 
+    @property
+    def chart(self) -> dict[str, Any] | None:
+        """A Vega-Lite v5 spec of the rows when their shape fits a chart (bars, a line, a scatter, a map), else
+        None (:mod:`kgsql.generate.chart`)."""
+        from kgsql.generate.chart import chart_spec
+
+        return chart_spec(self.columns, self.rows, truncated=self.truncated) if self.ok else None
+
+    def show_chart(self) -> Any:
+        """The chart drawn by Altair (``pip install 'kgsql[notebook]'``); raises InputError when none fits."""
+        from kgsql.generate.chart_view import altair_chart
+
+        spec = self.chart
+        if spec is None:
+            raise InputError("no chart fits this answer's rows (see answer.chart)")
+        return altair_chart(spec)
+
     def __repr__(self) -> str:
         """One line: the SQL, the row count or the error, the cost (the full record is ``to_dict()``)."""
         status = f"error={self.error!r}" if self.error else f"rows={len(self.rows)}{'+' if self.truncated else ''}"
@@ -108,12 +125,20 @@ class Answer:
             parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
             if more > 0 or self.truncated:
                 parts.append(f"<small>{max(more, 0)} more rows{' (truncated)' if self.truncated else ''}</small>")
+            parts.append(_chart_html(self.chart))
         return "".join(parts) + "</div>"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["rows"] = [list(r) for r in self.rows]
         return d
+
+
+def _chart_html(spec: dict[str, Any] | None) -> str:
+    """The answer's chart in its notebook view (Altair, or a one-line hint); nothing when none fits."""
+    from kgsql.generate.chart_view import chart_html
+
+    return chart_html(spec) if spec is not None else ""
 
 
 def check_question(question: str) -> str:

@@ -50,7 +50,9 @@ _PICTURE = re.compile(r"^/api/databases/([^/]+)/graph$")
 WEB = Path(__file__).parent / "web"
 STATIC = {"/": ("index.html", "text/html; charset=utf-8"), "/app.js": ("app.js", "text/javascript"),
           "/app.css": ("app.css", "text/css"),
-          "/vendor/cytoscape.min.js": ("vendor/cytoscape.min.js", "text/javascript")}
+          "/chart.js": ("chart.js", "text/javascript"),
+          **{f"/vendor/{name}.min.js": (f"vendor/{name}.min.js", "text/javascript")
+             for name in ("cytoscape", "vega", "vega-lite", "vega-embed")}}
 
 
 def routes(service: Service) -> dict[tuple[str, str], Callable[[dict[str, Any]], Any]]:
@@ -243,7 +245,7 @@ class Handler(BaseHTTPRequestHandler):
                 self._send(200, (WEB / name).read_bytes(), kind)
             except OSError:
                 self._json(404, {"error": f"{name} is not installed (./run install copies the web page's "
-                                          f"graph library with npm)"})
+                                          f"libraries with npm)"})
             return
         if path == "/api/health":  # always answers, however busy: ask uses it to find the service
             self._json(*self._dispatch(verb, path, raw))

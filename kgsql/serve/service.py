@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from kgsql.conversation.store import ConversationStore
 from kgsql.errors import InputError
+from kgsql.generate.geojson import readable
 from kgsql.retrieve.lazy import lazy_retriever
 
 MAX_ROWS = 1000  # rows an API answer carries at most
@@ -188,10 +189,12 @@ class Service:
                 turns = [t.to_dict() for t in thread.turns]
         data = answer.to_dict()
         data["history"] = earlier
+        data["chart"] = answer.chart  # a Vega-Lite spec when the rows' shape fits one (the page draws it), else None
         if turns is not None:
             data["conversation"], data["turns"] = conversation, turns
         if len(data["rows"]) > MAX_ROWS:
             data["rows"], data["truncated"] = data["rows"][:MAX_ROWS], True
+        data["rows"] = [[readable(v) for v in row] for row in data["rows"]]  # geometries as GeoJSON text
         if not trace:
             data.pop("prompts", None)
         return data

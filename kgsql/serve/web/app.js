@@ -186,6 +186,7 @@ function showAnswer(answer) {
   const tokens = (answer.tokens && answer.tokens.total) || 0;
   $("cost").textContent = `${answer.rounds} round(s) · ${tokens} tokens · ${answer.latency_s.toFixed(1)} s`;
   $("rows").replaceChildren(answer.error ? el("p", answer.error, { class: "error" }) : rowsTable(answer.columns, answer.rows));
+  drawChart(answer.chart || null);  // chart.js: bars, a line, a scatter or a map when the rows' shape fits
   const selected = $("selected");
   selected.replaceChildren();
   const sel = answer.selection || {};
@@ -218,6 +219,7 @@ function clearAnswer() {
   $("fix").value = "";
   ["sql", "cost"].forEach((id) => { $(id).textContent = ""; });
   ["rows", "selected", "hints", "calls"].forEach((id) => $(id).replaceChildren());
+  drawChart(null);
 }
 
 // ------------------------------------------------------------------ the conversation
