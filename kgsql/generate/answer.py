@@ -58,6 +58,8 @@ class Answer:
     prompts: list[dict[str, Any]] = field(default_factory=list)
     tokens: dict[str, int] = field(default_factory=dict)
     latency_s: float = 0.0
+    explanation: dict[str, Any] = field(default_factory=dict)  # what the SQL does (kgsql.generate.explain)
+    warnings: list[dict[str, str]] = field(default_factory=list)  # flags: {code, text} (kgsql.generate.flags)
 
     @property
     def ok(self) -> bool:
