@@ -103,6 +103,8 @@ def edge_between(schema: DatabaseSchema, a: tuple[str, str], b: tuple[str, str])
     for fk in schema.foreign_keys:
         if {*ends(fk)} == {ka, kb}:
             return fk.origin, f"{fk.table}.{fk.column} -> {fk.ref_table}.{fk.ref_column}"
+    if ka == kb:  # one column joined with itself (a self-join): no edge makes that a link
+        return None, ""
     targets_a = {ends(fk)[1]: fk for fk in schema.foreign_keys if ends(fk)[0] == ka}
     for fk in schema.foreign_keys:
         if ends(fk)[0] == kb and ends(fk)[1] in targets_a:
@@ -185,8 +187,8 @@ class _Reader:
         return node.find_ancestor(exp.Select) is select
 
     def _add_join(self, a: tuple[str, Column], b: tuple[str, Column], qa: str, qb: str) -> None:
-        if a[0].lower() == b[0].lower() and (qa.lower() == qb.lower() or a[1].name.lower() == b[1].name.lower()):
-            return  # one table's columns compared with each other: a filter, not a join
+        if a[0].lower() == b[0].lower() and qa.lower() == qb.lower():
+            return  # one FROM item's columns compared with each other: a filter, not a join
         left, right = f"{a[0]}.{a[1].name}", f"{b[0]}.{b[1].name}"
         if any({j.left, j.right} == {left, right} for j in self.out.joins):
             return

@@ -80,17 +80,23 @@ def _stem(word: str) -> str:
     return word
 
 
-def unused_tables(question: str, selected: Iterable[str], used: Iterable[str]) -> list[str]:
+def unused_tables(question: str, selected: Iterable[str], used: Iterable[str],
+                  schema: DatabaseSchema | None = None) -> list[str]:
     """Selected tables the question names (every word of the table's name is in it) that the SQL leaves out.
 
     Retrieval keeps several tables for recall, so "selected" alone says little; one the question
-    names outright and the SQL ignores is the issue's ``Customer_Orders``."""
+    names outright and the SQL ignores is the issue's ``Customer_Orders``. A table a used table holds a
+    key to is not counted: the query can stand for its rows by that key (``Has_Pet.PetID`` for ``Pets``)."""
     asked = {_stem(w) for w in words(question)}
     used_lower = {t.lower() for t in used}
+    referenced = {fk.ref_table.lower() for fk in (schema.foreign_keys if schema else ())
+                  if fk.table.lower() in used_lower}
     out = []
     for table in selected:
         parts = [_stem(w) for w in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", table) if w]
-        if table.lower() not in used_lower and parts and all(p in asked for p in parts):
+        if table.lower() in used_lower or table.lower() in referenced:
+            continue
+        if parts and all(p in asked for p in parts):
             out.append(table)
     return out
 
@@ -111,10 +117,12 @@ def _normal(sql: str) -> str:
 
 def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation: Explanation,
                  rows: Sequence[Sequence[Any]], error: str | None = None, selected: Iterable[str] = (),
-                 first_sql: str = "", repaired: int = 0) -> list[Flag]:
-    """The flags of one answer. ``selected``: the tables retrieval chose; ``first_sql``: the first query the
-    model wrote (the answer differs from it: the correction loop changed it); ``repaired``: queries written
-    by join repair."""
+                 first_sql: str = "", rounds: int = 1) -> list[Flag]:
+    """The flags of one answer. ``selected``: the tables retrieval chose; ``first_sql``: the first query
+    run; ``rounds``: the generations the correction loop made. ``corrected`` needs both a second
+    generation and a final query other than the first: a join repair alone (no second generation)
+    follows a graph edge, which the explanation shows, where a second generation is the model's guess
+    after a failure."""
     flags: list[Flag] = []
     if error:
         flags.append(Flag("failed", f"the query failed: {error.splitlines()[0][:120]}"))
@@ -124,13 +132,13 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
     tree = parse_sql(sql, sqlglot_name(dialect_of(schema))) if sql.strip() else None
     if tree is not None:
         used = [t["table"] for t in explanation.tables]
-        for table in unused_tables(question, selected, used):
+        for table in unused_tables(question, selected, used, schema):
             flags.append(Flag("unused-table", f"the question names table {table}, which the query does not use"))
         missing = unused_literals(question, tree)
         if missing:
             shown = ", ".join(repr(m) for m in missing[:3])
             flags.append(Flag("unused-literal", f"the question's {shown} do(es) not appear in the query"))
     flags += _empty_or_null(rows, error)
-    if sql and ((first_sql and _normal(first_sql) != _normal(sql)) or repaired):
-        flags.append(Flag("corrected", "self-correction changed the model's first query"))
+    if sql and rounds > 1 and first_sql and _normal(first_sql) != _normal(sql):
+        flags.append(Flag("corrected", f"self-correction rewrote the model's first query ({rounds} generations)"))
     return flags

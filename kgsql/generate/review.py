@@ -46,7 +46,7 @@ def review(answer: Any, schema: DatabaseSchema) -> Any:
                              explanation=explanation, rows=answer.rows, error=answer.error,
                              selected=(answer.selection or {}).get("tables") or (),
                              first_sql=answer.candidates[0] if answer.candidates else "",
-                             repaired=answer.repaired)
+                             rounds=answer.rounds)
     except KgsqlError:
         return answer
     answer.explanation = explanation.to_dict()
