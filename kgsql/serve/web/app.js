@@ -184,6 +184,9 @@ function showAnswer(answer) {
   $("answer").hidden = false;
   $("sql").textContent = answer.sql || "(no SQL)";
   const tokens = (answer.tokens && answer.tokens.total) || 0;
+  $("flags").replaceChildren(...(answer.warnings || []).map((f) => el("li", `⚠ ${f.text}`, { class: "flag", "data-code": f.code })));
+  $("explanation").replaceChildren(...((answer.explanation || {}).lines || []).map((line) => el("li", line)));
+  $("explained").hidden = !((answer.explanation || {}).lines || []).length;
   $("cost").textContent = `${answer.rounds} round(s) · ${tokens} tokens · ${answer.latency_s.toFixed(1)} s`;
   $("rows").replaceChildren(answer.error ? el("p", answer.error, { class: "error" }) : rowsTable(answer.columns, answer.rows));
   const selected = $("selected");
@@ -217,7 +220,7 @@ function clearAnswer() {
   $("taught").textContent = "";
   $("fix").value = "";
   ["sql", "cost"].forEach((id) => { $(id).textContent = ""; });
-  ["rows", "selected", "hints", "calls"].forEach((id) => $(id).replaceChildren());
+  ["rows", "selected", "hints", "calls", "flags", "explanation"].forEach((id) => $(id).replaceChildren());
 }
 
 // ------------------------------------------------------------------ the conversation
