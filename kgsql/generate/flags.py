@@ -111,8 +111,10 @@ def _empty_or_null(rows: Sequence[Sequence[Any]], error: str | None) -> list[Fla
     return []
 
 
-def _normal(sql: str) -> str:
-    return " ".join(sql.lower().replace('"', "'").split()).rstrip(";")
+def _normal(sql: str, dialect: str) -> str:
+    """The query as sqlglot writes it (keyword case and spacing do not count as a change; literals do)."""
+    tree = parse_sql(sql, dialect)
+    return tree.sql(dialect=dialect) if tree is not None else " ".join(sql.split()).rstrip(";")
 
 
 def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation: Explanation,
@@ -139,6 +141,7 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
             shown = ", ".join(repr(m) for m in missing[:3])
             flags.append(Flag("unused-literal", f"the question's {shown} do(es) not appear in the query"))
     flags += _empty_or_null(rows, error)
-    if sql and rounds > 1 and first_sql and _normal(first_sql) != _normal(sql):
+    dialect = sqlglot_name(dialect_of(schema))
+    if sql and rounds > 1 and first_sql and _normal(first_sql, dialect) != _normal(sql, dialect):
         flags.append(Flag("corrected", f"self-correction rewrote the model's first query ({rounds} generations)"))
     return flags
