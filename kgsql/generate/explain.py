@@ -208,7 +208,8 @@ class _Reader:
                 a = self.column(node.this)
                 if a and isinstance(inner, exp.Select) and len(inner.selects) == 1 and self._own(node, select):
                     b = self.column(inner.selects[0])
-                    if b:
+                    # x IN (SELECT x FROM the same table ...) filters the table by a subquery: no join
+                    if b and (a[0].lower(), a[1].name.lower()) != (b[0].lower(), b[1].name.lower()):
                         self._add_join(a, b, node.this.table, "(subquery)")
 
     def _filters(self, select: exp.Select) -> None:

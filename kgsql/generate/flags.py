@@ -47,7 +47,10 @@ def question_literals(question: str) -> list[str]:
 
 
 def _sql_literals(tree: exp.Expression) -> list[str]:
-    return [lit.name for lit in tree.find_all(exp.Literal)]
+    """The SQL's literals, and its double-quoted names (SQLite reads ``"USA"`` as a string where no column
+    has that name)."""
+    quoted = [i.name for i in tree.find_all(exp.Identifier) if i.args.get("quoted")]
+    return [lit.name for lit in tree.find_all(exp.Literal)] + quoted
 
 
 def _same_number(a: str, b: str) -> bool:

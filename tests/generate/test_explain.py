@@ -44,6 +44,11 @@ def test_joins_in_where_and_in_subqueries_count_too(shop: Any) -> None:
     implicit = explain_sql("SELECT name FROM customers, orders WHERE orders.customer_id = customers.customer_id",
                            shop)
     semi = explain_sql("SELECT name FROM customers WHERE customer_id NOT IN (SELECT customer_id FROM orders)", shop)
+    same = explain_sql("SELECT name FROM customers WHERE customer_id NOT IN "
+                       "(SELECT c.customer_id FROM customers AS c WHERE c.city = 'Oslo')", shop)
+    self_join = explain_sql("SELECT a.name FROM customers AS a JOIN customers AS b ON a.city = b.city", shop)
+    assert same.joins == []  # a table filtered by a subquery over itself: no join
+    assert [(j.left, j.right, j.origin) for j in self_join.joins] == [("customers.city", "customers.city", None)]
     assert [j.origin for j in implicit.joins] == ["declared"]
     assert [(j.left, j.right, j.origin) for j in semi.joins] == [
         ("customers.customer_id", "orders.customer_id", "declared")]

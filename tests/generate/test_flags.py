@@ -65,6 +65,8 @@ def test_a_question_literal_the_query_leaves_out(shop: Any) -> None:
     assert codes(answer) == ["unused-literal"]
     assert answer.warnings[0]["text"] == "the question's 'Oslo', '1' do(es) not appear in the query"
     assert question_literals('Orders of "Ann" over 2.5 in 2024') == ["Ann", "2.5", "2024"]
+    # SQLite reads a double-quoted name no column has as a string: "Oslo" is the question's 'Oslo'
+    assert answered(shop, "Who lives in 'Oslo'?", 'SELECT name FROM customers WHERE city = "Oslo"').warnings == []
 
 
 def test_one_null_is_flagged(shop: Any) -> None:
