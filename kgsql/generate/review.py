@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlglot.errors import SqlglotError
+
 from kgsql.correct.context import CheckContext
 from kgsql.correct.values import quote_identifier, quote_text
 from kgsql.db.guard import execute_query
@@ -35,8 +37,8 @@ def value_probe(ctx: CheckContext) -> ValueProbe:
 
 
 def review(answer: Any, schema: DatabaseSchema) -> Any:
-    """Fill ``answer.explanation`` and ``answer.warnings`` (and return the answer); never raises a
-    KgsqlError: a review that cannot be made is left empty."""
+    """Fill ``answer.explanation`` and ``answer.warnings`` (and return the answer); a review that cannot
+    be made is left empty, never raised: the answer matters more than its review."""
     if not answer.sql:
         return answer
     try:
@@ -47,8 +49,8 @@ def review(answer: Any, schema: DatabaseSchema) -> Any:
                              selected=(answer.selection or {}).get("tables") or (),
                              first_sql=answer.candidates[0] if answer.candidates else "",
                              rounds=answer.rounds)
-    except KgsqlError:
-        return answer
+    except (KgsqlError, SqlglotError, RecursionError, ValueError, KeyError, AttributeError, TypeError):
+        return answer  # a query sqlglot reads oddly: the answer stands, unreviewed
     answer.explanation = explanation.to_dict()
     answer.warnings = [f.to_dict() for f in flags]
     return answer
