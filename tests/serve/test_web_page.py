@@ -208,6 +208,7 @@ def test_flags_show_under_the_sql_and_the_explanation_opens(page_server: ApiServ
     flags = browser.find_elements(By.CSS_SELECTOR, "#flags li.flag")
     assert [f.get_attribute("data-code") for f in flags] == ["unused-literal"]
     assert flags[0].is_displayed() and "'c9'" in flags[0].text
+    assert browser.find_element(By.ID, "status").text == "Answered, with 1 warning(s): see under the SQL."
     sql, flag = browser.find_element(By.ID, "sql").rect, flags[0].rect
     assert 0 <= flag["y"] - (sql["y"] + sql["height"]) < 40  # right under the SQL
     explanation = browser.find_element(By.ID, "explanation")

@@ -256,7 +256,9 @@ async function ask(event) {
     showTurns(answer.turns || []);
     $("question").value = "";  // ready for the follow-up
     showAnswer(answer);
-    say(answer.error ? "The query did not run." : "Answered.", Boolean(answer.error));
+    const flagged = (answer.warnings || []).length;  // issue 34: "Answered." alone hid a join on nothing
+    say(answer.error ? "The query did not run."
+      : flagged ? `Answered, with ${flagged} warning(s): see under the SQL.` : "Answered.", Boolean(answer.error));
   } catch (err) {
     say(err.message, true);
   } finally {
