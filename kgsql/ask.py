@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="set a method option, e.g. --set shots=3 (repeatable; docs/methods.md lists them)")
     p.add_argument("--json", action="store_true", help="print the whole answer as JSON")
     p.add_argument("--trace", action="store_true", help="also print every prompt and response")
+    p.add_argument("--explain", action="store_true",
+                   help="also print what the query does: tables, joins with their graph edges, filters, aggregation "
+                        "(from the SQL and the graph, no model call; --json always carries it)")
     p.add_argument("--conversation", metavar="NAME",
                    help="continue conversation NAME: its earlier questions (the last 6) give this one its context; "
                         "kept in kgsql's private state folder")
@@ -156,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             data.pop("prompts", None)
         print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     else:
-        show(data, trace=args.trace)
+        show(data, trace=args.trace, explain=args.explain)
         note = examples_note(data)
         if note:
             print(f"kgsql.ask: {note}", file=sys.stderr)
@@ -244,7 +247,7 @@ def _here(args: argparse.Namespace, history: list[str], history_sql: list[str]) 
         return t2s.ask(args.question, db=args.db, evidence=args.evidence, history=history or None, **more).to_dict()
 
 
-def show(data: dict[str, Any], *, trace: bool = False) -> None:
+def show(data: dict[str, Any], *, trace: bool = False, explain: bool = False) -> None:
     """The answer for a person: (the episode or the prompts,) the SQL, the table, the cost."""
     if trace and data.get("steps"):  # agent mode: the episode, step by step
         for step in data["steps"]:
@@ -262,6 +265,11 @@ def show(data: dict[str, Any], *, trace: bool = False) -> None:
     if data.get("evidence"):
         print(f"Evidence: {data['evidence']}")
     print(f"SQL: {data['sql'] or '(none)'}")
+    for flag in data.get("warnings") or []:
+        print(f"Warning [{flag['code']}]: {flag['text']}")
+    if explain:
+        lines = (data.get("explanation") or {}).get("lines") or ["(no explanation: no SQL)"]
+        print("Explanation:\n" + "\n".join(f"  - {line}" for line in lines))
     if data["error"]:
         print(f"Error: {data['error']}")
     else:

@@ -31,6 +31,7 @@ from kgsql.sql.dialects import dialect_of, label
 from kgsql.errors import InputError, KgsqlError
 from kgsql.generate.answer import Answer, Candidate, check_question
 from kgsql.generate.styles import available_styles, render_schema
+from kgsql.generate.review import review
 from kgsql.llm.trace import Trace
 from kgsql.schema.sources import GraphSchemas
 from kgsql.prompts.templates import fill
@@ -168,6 +169,7 @@ class AgentMethod:
                                  shown_schema(self.options, tools.schema))
             transport.begin(instruction(self.options, dialect), turn + (draft_note(draft[1]) if draft else ""))
             self._episode(transport, tools, trace, answer, draft[1] if draft else None)
+            review(answer, tools.schema)  # explanation and flags, from the SQL and the graph: no model call
         except KgsqlError as exc:
             answer.error = str(exc)
             draft = None

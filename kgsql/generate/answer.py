@@ -58,6 +58,8 @@ class Answer:
     prompts: list[dict[str, Any]] = field(default_factory=list)
     tokens: dict[str, int] = field(default_factory=dict)
     latency_s: float = 0.0
+    explanation: dict[str, Any] = field(default_factory=dict)  # what the SQL does (kgsql.generate.explain)
+    warnings: list[dict[str, str]] = field(default_factory=list)  # flags: {code, text} (kgsql.generate.flags)
 
     @property
     def ok(self) -> bool:
@@ -105,7 +107,8 @@ class Answer:
         """One line: the SQL, the row count or the error, the cost (the full record is ``to_dict()``)."""
         status = f"error={self.error!r}" if self.error else f"rows={len(self.rows)}{'+' if self.truncated else ''}"
         sql = self.sql if len(self.sql) <= 80 else self.sql[:77] + "..."
-        return (f"Answer(db={self.db!r}, sql={sql!r}, {status}, tokens={self.tokens.get('total', 0)}, "
+        flags = f", warnings={[w['code'] for w in self.warnings]}" if self.warnings else ""
+        return (f"Answer(db={self.db!r}, sql={sql!r}, {status}{flags}, tokens={self.tokens.get('total', 0)}, "
                 f"{self.latency_s:.1f}s)")
 
     def _repr_html_(self) -> str:
@@ -115,6 +118,12 @@ class Answer:
         parts = [f"<div><b>{escape(self.question)}</b> <small>({escape(self.db)}, "
                  f"{self.tokens.get('total', 0)} tokens, {self.latency_s:.1f} s)</small>",
                  f"<pre>{escape(self.sql or '(no SQL)')}</pre>"]
+        parts += [f"<p style='color:#8a4b00'>&#9888; {escape(w['text'])} <small>({escape(w['code'])})</small></p>"
+                  for w in self.warnings]
+        lines = self.explanation.get("lines") or []
+        if lines:
+            items = "".join(f"<li>{escape(line)}</li>" for line in lines)
+            parts.append(f"<details><summary>What the query does</summary><ul>{items}</ul></details>")
         if self.error:
             parts.append(f"<p style='color:#b00'>{escape(self.error)}</p>")
         else:

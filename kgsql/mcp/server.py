@@ -185,7 +185,11 @@ class GraphTools:
             from kgsql.db.guard import QueryResult
 
             lines.append(rows_text(QueryResult(answer.columns, answer.rows[:20], answer.truncated), 20))
-        return ToolReply("\n".join(lines), error=bool(answer.error))
+        lines += [f"Warning [{f['code']}]: {f['text']}" for f in answer.warnings]
+        lines += ["Explanation:", *(f"- {line}" for line in answer.explanation.get("lines", []))] \
+            if answer.explanation else []
+        structured = {"sql": answer.sql, "warnings": answer.warnings, "explanation": answer.explanation}
+        return ToolReply("\n".join(lines), error=bool(answer.error), structured=structured)
 
     def close(self) -> None:
         if self._graph is not None:
@@ -227,7 +231,8 @@ def build_server(tools: GraphTools) -> Any:
     server.add_tool(tool_fns["ask"], name="ask", annotations=read_only, structured_output=False,
                     description="Answer a question about database `db` in words: kgsql's default method writes "
                                 "the SQL with the local or configured LLM and runs it read-only. Follow-ups: pass "
-                                "the same `conversation` id (any name you choose); `reset`: start it over.")
+                                "the same `conversation` id (any name you choose); `reset`: start it over. "
+                                "The result warns where the answer may be wrong (flags) and explains the query.")
     return server
 
 

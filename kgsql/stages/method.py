@@ -20,6 +20,7 @@ from kgsql.correct.loop import LoopOptions, Rewrites
 from kgsql.errors import KgsqlError
 from kgsql.generate.answer import Answer, check_question
 from kgsql.generate.render import identifier_quoting
+from kgsql.generate.review import review
 from kgsql.schema.sources import GraphSchemas
 from kgsql.stages.context import HISTORY, PreviousTurns, earlier_turns
 from kgsql.stages.evidence import GatherEvidence
@@ -175,6 +176,7 @@ class StagedMethod:
                     stage.run(state)
         except KgsqlError as exc:  # LLM down, garbage output...: reported, not raised
             answer.error = str(exc)
+        review(answer, full)  # explanation and flags, from the SQL and the graph: no model call
         return answer.finish(state.trace, t0)
 
     def _standalone(self, question: str, history: list[str], state: QuestionState) -> str:

@@ -52,6 +52,9 @@ def test_an_episode_calls_every_tool_recovers_a_malformed_action_and_finishes(gr
     assert lm.calls[0].params["stop"][0] == "\nObservation" and lm.calls[0].params["temperature"] == 0.0
     assert answer.tokens["total"] > 0 and len(answer.prompts) == 6
     assert answer.candidates == [LONGEST]
+    # reviewed like every answer (issue 34): no flag, and what the query does
+    assert answer.warnings == [] and answer.explanation["lines"][-1] == \
+        "Keeps the 1 row(s) with the highest rivers.length_km"
 
 
 def test_the_round_limit_returns_the_best_query_it_ran(graph) -> None:  # type: ignore[no-untyped-def]

@@ -34,6 +34,11 @@ def _text(result: Any) -> str:
     return "\n".join(block.text for block in result.content if getattr(block, "text", None) is not None)
 
 
+def _answer(text: str) -> str:
+    """An ask result without its explanation (asserted once, in the flagged answer)."""
+    return text.split("\nExplanation:")[0]
+
+
 async def _session(params: StdioServerParameters) -> dict[str, Any]:
     async with Client(params, read_timeout_seconds=240) as client:
         listed = await client.list_tools()
@@ -71,6 +76,8 @@ async def _session(params: StdioServerParameters) -> dict[str, Any]:
         unknown_db = await client.call_tool("DescribeTable", {"db": "nope", "table": "x"})
         out["write"], out["unknown_db"] = _text(write), _text(unknown_db)
         out["write_failed"], out["unknown_db_failed"] = write.is_error, unknown_db.is_error
+        flagged = await client.call_tool("ask", {"db": "mcp_geo", "question": "How many cities lie in 'Narnia'?"})
+        out["flagged"] = (_text(flagged), flagged.structured_content, flagged.is_error)
         thread = {"db": "mcp_geo", "conversation": "c1"}
         for key, arguments in (("first", {"question": FIRST}), ("follow", {"question": FOLLOW}),
                                ("fresh", {"question": FOLLOW, "reset": True}),
@@ -114,7 +121,15 @@ def test_every_tool_through_the_sdk_client(stub_env, cli_ingest, example_db: Pat
     assert got["schema"].startswith("CREATE TABLE") and "CREATE TABLE rivers" in got["schema"]
     assert got["prompts"] == ["explore"]
     assert "CREATE TABLE rivers" in got["prompt"] and got["prompt"].endswith("Then answer: Longest river?")
-    assert got["ask"] == f"SQL: {COUNT}\ncount(*)\n12\n(1 row)"
+    assert _answer(got["ask"]) == f"SQL: {COUNT}\ncount(*)\n12\n(1 row)"
+    # a question whose literal the query leaves out: the flag and the explanation, as text and as structure
+    text, structured, failed = got["flagged"]
+    flag = "the question's 'Narnia' do(es) not appear in the query"
+    assert not failed and text.splitlines()[4] == f"Warning [unused-literal]: {flag}"
+    lines = text.splitlines()
+    assert lines[5] == "Explanation:" and lines[6].startswith("- Reads cities")
+    assert structured["sql"] == COUNT and structured["warnings"] == [{"code": "unused-literal", "text": flag}]
+    assert structured["explanation"]["lines"][-1] == "Computes the number of rows"
     assert got["write"].startswith("Error: SQL rejected: not a read-only query")
     assert got["unknown_db"].startswith("Error:") and "nope" in got["unknown_db"]
     assert got["failed"] == set() and got["write_failed"] and got["unknown_db_failed"]  # MCP's isError
@@ -122,9 +137,11 @@ def test_every_tool_through_the_sdk_client(stub_env, cli_ingest, example_db: Pat
     # a conversation: the same id makes the second question a follow-up; reset starts it over (issue 32)
     assert tools["ask"].input_schema["required"] == ["question", "db"]
     assert {"conversation", "reset"} <= set(tools["ask"].input_schema["properties"])
-    assert got["first"] == (f"SQL: {COUNT}\ncount(*)\n12\n(1 row)", False)
-    assert got["follow"] == (f"Understood as: {ALONE}\nSQL: {COUNT}\ncount(*)\n12\n(1 row)", False)
-    assert got["fresh"] == got["first"]  # reset: read without the earlier questions
+    assert (_answer(got["first"][0]), got["first"][1]) == (f"SQL: {COUNT}\ncount(*)\n12\n(1 row)", False)
+    assert _answer(got["follow"][0]) == (f"Understood as: {ALONE}\nSQL: {COUNT}\ncount(*)\n12\n(1 row)\n"
+                                         f"Warning [unused-literal]: the question's '100000' do(es) not appear in "
+                                         f"the query")  # the stub's count ignores the follow-up's number
+    assert _answer(got["fresh"][0]).split("\nWarning")[0] == _answer(got["first"][0])  # reset: read alone
     assert rewrites(stub) == [f"1. {FIRST}\n2. {FOLLOW}"]
     assert got["bad_id"][1] and got["bad_id"][0].startswith("Error: a conversation id is")
 

@@ -193,3 +193,27 @@ def test_a_follow_up_joins_the_conversation_and_new_conversation_clears_it(page_
                            "s.dispatchEvent(new Event('change'))")
     wait(browser, "return window.kgsql.cy && window.kgsql.cy.nodes().length === 55")
     assert browser.execute_script(TURNS) == [] and not browser.find_element(By.ID, "thread").is_displayed()
+
+
+def test_flags_show_under_the_sql_and_the_explanation_opens(page_server: ApiServer, browser: Any,
+                                                            tmp_path: Path) -> None:
+    """Issue 34: a question whose literal the query leaves out carries a flag under the SQL; the
+    collapsible block says what the query does, from the SQL and the graph."""
+    browser.get(f"{page_server.url}/?db=web11")
+    wait(browser, "return window.kgsql.cy && window.kgsql.cy.nodes().length === 11")
+    browser.find_element(By.ID, "new-thread").click()
+    browser.find_element(By.ID, "question").send_keys("Which items of t03 have the code 'c9'?")
+    browser.find_element(By.ID, "go").click()
+    wait(browser, "return document.querySelectorAll('#flags li').length > 0", timeout=300)
+    flags = browser.find_elements(By.CSS_SELECTOR, "#flags li.flag")
+    assert [f.get_attribute("data-code") for f in flags] == ["unused-literal"]
+    assert flags[0].is_displayed() and "'c9'" in flags[0].text
+    assert browser.find_element(By.ID, "status").text == "Answered, with 1 warning(s): see under the SQL."
+    sql, flag = browser.find_element(By.ID, "sql").rect, flags[0].rect
+    assert 0 <= flag["y"] - (sql["y"] + sql["height"]) < 40  # right under the SQL
+    explanation = browser.find_element(By.ID, "explanation")
+    assert not explanation.is_displayed()  # collapsed until opened
+    browser.find_element(By.CSS_SELECTOR, "#explained summary").click()
+    lines = explanation.text.splitlines()
+    assert lines[0] == "Reads t03" and "Keeps the 3 row(s) with the lowest t03.id" in lines
+    check_screenshot(browser, tmp_path / "flagged.png")

@@ -184,6 +184,9 @@ function showAnswer(answer) {
   $("answer").hidden = false;
   $("sql").textContent = answer.sql || "(no SQL)";
   const tokens = (answer.tokens && answer.tokens.total) || 0;
+  $("flags").replaceChildren(...(answer.warnings || []).map((f) => el("li", `⚠ ${f.text}`, { class: "flag", "data-code": f.code })));
+  $("explanation").replaceChildren(...((answer.explanation || {}).lines || []).map((line) => el("li", line)));
+  $("explained").hidden = !((answer.explanation || {}).lines || []).length;
   $("cost").textContent = `${answer.rounds} round(s) · ${tokens} tokens · ${answer.latency_s.toFixed(1)} s`;
   $("rows").replaceChildren(answer.error ? el("p", answer.error, { class: "error" }) : rowsTable(answer.columns, answer.rows));
   drawChart(answer.chart || null);  // chart.js: bars, a line, a scatter or a map when the rows' shape fits
@@ -218,7 +221,7 @@ function clearAnswer() {
   $("taught").textContent = "";
   $("fix").value = "";
   ["sql", "cost"].forEach((id) => { $(id).textContent = ""; });
-  ["rows", "selected", "hints", "calls"].forEach((id) => $(id).replaceChildren());
+  ["rows", "selected", "hints", "calls", "flags", "explanation"].forEach((id) => $(id).replaceChildren());
   drawChart(null);
 }
 
@@ -255,7 +258,9 @@ async function ask(event) {
     showTurns(answer.turns || []);
     $("question").value = "";  // ready for the follow-up
     showAnswer(answer);
-    say(answer.error ? "The query did not run." : "Answered.", Boolean(answer.error));
+    const flagged = (answer.warnings || []).length;  // issue 34: "Answered." alone hid a join on nothing
+    say(answer.error ? "The query did not run."
+      : flagged ? `Answered, with ${flagged} warning(s): see under the SQL.` : "Answered.", Boolean(answer.error));
   } catch (err) {
     say(err.message, true);
   } finally {

@@ -1,0 +1,56 @@
+"""Review an answer as it is made: its explanation and its flags, from the SQL and the graph (no model call).
+
+Both methods (the staged ones and the agent) call :func:`review` on the answer they return, so every surface
+(the CLI, the service and its page, the notebook, the MCP ``ask`` tool) reads ``answer.explanation`` and
+``answer.warnings`` from one place. Stored values are probed on the database read-only; a database that
+cannot be opened just leaves them unmatched.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot.errors import SqlglotError
+
+from kgsql.correct.context import CheckContext
+from kgsql.correct.values import quote_identifier, quote_text
+from kgsql.db.guard import execute_query
+from kgsql.errors import KgsqlError
+from kgsql.generate.explain import ValueProbe, explain_sql
+from kgsql.generate.flags import answer_flags
+from kgsql.schema.model import DatabaseSchema
+
+__all__ = ["review", "value_probe"]
+
+
+def value_probe(ctx: CheckContext) -> ValueProbe:
+    """A probe that asks the database whether ``table.column`` holds ``text`` (one row at most, read-only)."""
+    def probe(table: str, column: str, text: str) -> str | None:
+        sql = (f"SELECT {quote_identifier(column)} FROM {quote_identifier(table)} "
+               f"WHERE {quote_identifier(column)} = {quote_text(text)} LIMIT 1")
+        try:
+            rows = execute_query(ctx.connection(), sql, timeout_s=2.0, max_rows=1).rows
+        except (KgsqlError, OSError, ValueError):
+            return None
+        return str(rows[0][0]) if rows else None
+
+    return probe
+
+
+def review(answer: Any, schema: DatabaseSchema) -> Any:
+    """Fill ``answer.explanation`` and ``answer.warnings`` (and return the answer); a review that cannot
+    be made is left empty, never raised: the answer matters more than its review."""
+    if not answer.sql:
+        return answer
+    try:
+        with CheckContext(schema) as ctx:
+            explanation = explain_sql(answer.sql, schema, probe=value_probe(ctx) if schema.path else None)
+        flags = answer_flags(question=answer.standalone or answer.question, sql=answer.sql, schema=schema,
+                             explanation=explanation, rows=answer.rows, error=answer.error,
+                             selected=(answer.selection or {}).get("tables") or (),
+                             first_sql=answer.candidates[0] if answer.candidates else "",
+                             rounds=answer.rounds)
+    except (KgsqlError, SqlglotError, RecursionError, ValueError, KeyError, AttributeError, TypeError):
+        return answer  # a query sqlglot reads oddly: the answer stands, unreviewed
+    answer.explanation = explanation.to_dict()
+    answer.warnings = [f.to_dict() for f in flags]
+    return answer

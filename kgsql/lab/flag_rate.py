@@ -1,0 +1,130 @@
+"""How well do the answer flags separate wrong answers from right ones? A benchmark over an eval's records.
+
+    python -m kgsql.lab.flag_rate RECORDS.jsonl --databases DIR [--graph-root TMP] [--out REPORT.json]
+
+For every record (``db_id``, ``question``, ``pred``, ``spider_ex``, ``extra.selection.tables``,
+``extra.candidates``, ``extra.repaired``, ``error``) the flags of :mod:`kgsql.generate.flags` are computed as
+the answer would have carried them, with no model call: the predicted SQL is run read-only on
+``DIR/<db_id>/<db_id>.sqlite`` for its rows, and the join edges come from the schema graph, the way
+the methods read them: each database is ingested into a throwaway embedded graph (``--graph-root``,
+default a temporary folder), discovered joins included. Prints and writes (``--out``) the share of wrong
+answers (``spider_ex == 0``) with at least one flag and the share of right answers with none (issue 34's
+goals: >= 60 % and >= 90 %), and how often each flag fires on each.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from kgsql.errors import KgsqlError
+
+GOALS = {"wrong_flagged": 0.60, "right_clean": 0.90}
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise KgsqlError(f"records file not found: {path}")
+    try:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise KgsqlError(f"{path}: not JSON lines ({exc.msg}, line {exc.lineno})") from None
+
+
+def record_flags(record: dict[str, Any], schema: Any) -> list[str]:
+    """The flag codes of one record's answer (its SQL run read-only again for the rows)."""
+    from kgsql.db.isolate import execute_isolated
+    from kgsql.generate.explain import explain_sql
+    from kgsql.generate.flags import answer_flags
+
+    sql, error = record.get("pred") or "", None
+    extra = record.get("extra") or {}
+    rows: list[Any] = []
+    if record.get("error") or not sql:
+        error = record.get("error") or "no SQL"
+    else:
+        try:
+            rows = execute_isolated(schema.path, sql, timeout_s=30.0, max_rows=1000).rows
+        except KgsqlError as exc:
+            error = str(exc)
+    explanation = explain_sql(sql, schema)
+    candidates = extra.get("candidates") or []
+    flags = answer_flags(question=record["question"], sql=sql, schema=schema, explanation=explanation, rows=rows,
+                         error=error, selected=(extra.get("selection") or {}).get("tables") or (),
+                         first_sql=candidates[0] if candidates else "", rounds=int(record.get("rounds") or 1))
+    return [f.code for f in flags]
+
+
+def score(records: list[dict[str, Any]], flags: list[list[str]]) -> dict[str, Any]:
+    """The two shares and each flag's count on wrong and on right answers."""
+    wrong = [f for r, f in zip(records, flags) if not r.get("spider_ex")]
+    right = [f for r, f in zip(records, flags) if r.get("spider_ex")]
+    by_code: dict[str, dict[str, int]] = {}
+    for name, group in (("wrong", wrong), ("right", right)):
+        for code, n in Counter(c for f in group for c in set(f)).items():
+            by_code.setdefault(code, {"wrong": 0, "right": 0})[name] = n
+    return {"records": len(records), "wrong": len(wrong), "right": len(right),
+            "wrong_flagged": sum(1 for f in wrong if f) / len(wrong) if wrong else None,
+            "right_clean": sum(1 for f in right if not f) / len(right) if right else None,
+            "goals": GOALS, "by_flag": dict(sorted(by_code.items()))}
+
+
+def measure(records: list[dict[str, Any]], databases: Path, graph_root: Path) -> dict[str, Any]:
+    from kgsql.schema_graph import SchemaGraph
+
+    names = sorted({r["db_id"] for r in records})
+    missing = [n for n in names if not (databases / n / f"{n}.sqlite").is_file()]
+    if missing:
+        raise KgsqlError(f"no database file for {missing[0]} under {databases}")
+    with SchemaGraph.open(embedded_root=graph_root) as graph:
+        for name in names:
+            graph.ingest(databases / name / f"{name}.sqlite", name=name)
+        schemas = {name: graph.schema(name) for name in names}
+    flags = [record_flags(r, schemas[r["db_id"]]) for r in records]
+    report = score(records, flags)
+    report["per_record"] = [{"id": r.get("id"), "db_id": r["db_id"], "spider_ex": r.get("spider_ex"), "flags": f}
+                            for r, f in zip(records, flags)]
+    return report
+
+
+def summary(report: dict[str, Any]) -> str:
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{100 * x:.1f} %"
+
+    lines = [f"{report['records']} answers: {report['wrong']} wrong, {report['right']} right",
+             f"wrong answers with >= 1 flag: {pct(report['wrong_flagged'])} (goal >= 60 %)",
+             f"right answers with no flag:   {pct(report['right_clean'])} (goal >= 90 %)",
+             "flag            on wrong  on right"]
+    lines += [f"{code:<15} {n['wrong']:>8}  {n['right']:>8}" for code, n in report["by_flag"].items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from kgsql.cli_types import OneLineParser
+
+    p = OneLineParser(prog="python -m kgsql.lab.flag_rate", description=__doc__,
+                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("records", type=Path, help="an eval's records.jsonl")
+    p.add_argument("--databases", type=Path, required=True, help="folder of <db_id>/<db_id>.sqlite")
+    p.add_argument("--graph-root", type=Path, help="embedded graph folder to ingest into (default: a temporary one)")
+    p.add_argument("--out", type=Path, help="write the report (with each record's flags) as JSON here")
+    args = p.parse_args(argv)
+    try:
+        records = read_records(args.records)
+        with tempfile.TemporaryDirectory(prefix="kgsql-flags-") as tmp:
+            report = measure(records, args.databases, args.graph_root or Path(tmp))
+    except KgsqlError as exc:
+        print(f"kgsql.lab.flag_rate: error: {exc}", file=sys.stderr)
+        return 1
+    print(summary(report))
+    if args.out is not None:
+        args.out.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

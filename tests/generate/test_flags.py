@@ -1,0 +1,101 @@
+"""Each warning on a real SQLite database, through :func:`kgsql.generate.review.review` as every answer
+gets it: the SQL run on the file for its rows, the joins checked against the real graph."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kgsql.db.isolate import execute_isolated
+from kgsql.generate.answer import Answer
+from kgsql.generate.flags import question_literals
+from kgsql.generate.review import review
+from shop_db import shop_schema
+
+
+@pytest.fixture(scope="module")
+def shop(schema_graph: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return shop_schema(schema_graph, tmp_path_factory.mktemp("shop"), "flags_shop")
+
+
+def answered(shop: Any, question: str, sql: str, **fields: Any) -> Answer:
+    """The reviewed answer ``sql`` gives on the shop file."""
+    answer = Answer(question=question, db=shop.name, sql=sql, **fields)
+    try:
+        result = execute_isolated(shop.path, sql)
+        answer.columns, answer.rows = result.columns, result.rows
+    except Exception as exc:  # noqa: BLE001 - a failing query is an answer with an error
+        answer.error = str(exc)
+    return review(answer, shop)
+
+
+def codes(answer: Answer) -> list[str]:
+    return [w["code"] for w in answer.warnings]
+
+
+def test_a_right_looking_answer_carries_no_flag(shop: Any) -> None:
+    answer = answered(shop, "Which customers placed an order?",
+                      "SELECT DISTINCT c.name FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id",
+                      selection={"tables": ["customers", "orders"]})
+    assert answer.warnings == [] and answer.rows
+    assert answer.explanation["lines"][:2] == ["Reads customers", "Reads orders"]
+
+
+def test_the_issue_example_is_flagged_three_ways(shop: Any) -> None:
+    # a join no edge links, a selected table the question names but the SQL ignores, and no rows
+    answer = answered(shop, "What are the names of customers who placed orders with performers?",
+                      "SELECT c.name FROM customers AS c JOIN performers AS p ON c.customer_id = p.performer_id",
+                      selection={"tables": ["customers", "orders", "performers"]})
+    assert codes(answer) == ["no-edge-join", "unused-table", "empty-result"]
+    assert answer.warnings[0]["text"] == ("joins customers.customer_id = performers.performer_id, "
+                                          "which no graph edge links")
+    assert answer.warnings[1]["text"] == "the question names table orders, which the query does not use"
+
+
+def test_a_table_the_query_reaches_by_its_key_is_not_unused(shop: Any) -> None:
+    answer = answered(shop, "How many orders did each customer place?",
+                      "SELECT customer_id, count(*) FROM orders GROUP BY customer_id",
+                      selection={"tables": ["customers", "orders"]})
+    assert answer.warnings == []
+
+
+def test_a_question_literal_the_query_leaves_out(shop: Any) -> None:
+    answer = answered(shop, "How many customers live in 'Oslo' and have more than 1 order?",
+                      "SELECT count(*) FROM customers WHERE city = 'Rome'")
+    assert codes(answer) == ["unused-literal"]
+    assert answer.warnings[0]["text"] == "the question's 'Oslo', '1' do(es) not appear in the query"
+    assert question_literals('Orders of "Ann" over 2.5 in 2024') == ["Ann", "2.5", "2024"]
+    # SQLite reads a double-quoted name no column has as a string: "Oslo" is the question's 'Oslo'
+    assert answered(shop, "Who lives in 'Oslo'?", 'SELECT name FROM customers WHERE city = "Oslo"').warnings == []
+
+
+def test_one_null_is_flagged(shop: Any) -> None:
+    answer = answered(shop, "What is the largest payment of Lima's customers?",
+                      "SELECT max(p.amount) FROM payments AS p JOIN orders AS o ON p.order_id = o.order_id "
+                      "JOIN customers AS c ON o.customer_id = c.customer_id WHERE c.city = 'Lima'")
+    assert answer.rows == [(None,)] and codes(answer) == ["null-result"]
+
+
+def test_a_query_the_correction_loop_rewrote(shop: Any) -> None:
+    first = "SELECT name FROM customers WHERE city = 'oslo'"
+    final = "SELECT name FROM customers WHERE city = 'Oslo'"
+    rewritten = answered(shop, "Who lives in Oslo?", final, candidates=[first, final], rounds=2)
+    repaired_in_place = answered(shop, "Who lives in Oslo?", final, candidates=[first, final], rounds=1)
+    same_again = answered(shop, "Who lives in Oslo?", final, candidates=[final], rounds=2)
+    assert codes(rewritten) == ["corrected"]
+    assert rewritten.warnings[0]["text"] == "self-correction rewrote the model's first query (2 generations)"
+    assert repaired_in_place.warnings == [] and same_again.warnings == []
+
+
+def test_a_failed_query_is_flagged_and_still_explained(shop: Any) -> None:
+    answer = answered(shop, "Who lives in Oslo?", "SELECT nickname FROM customers WHERE city = 'Oslo'")
+    assert answer.error and codes(answer) == ["failed"]
+    assert "Reads customers" in answer.explanation["lines"]
+
+
+def test_the_answer_shows_them_in_its_repr_and_notebook_html(shop: Any) -> None:
+    answer = answered(shop, "Which city has customers?", "SELECT city FROM customers WHERE city = 'Paris'")
+    assert "warnings=['empty-result']" in repr(answer)
+    html = answer._repr_html_()
+    assert "the query returned no rows" in html and "<details><summary>What the query does</summary>" in html
+    assert answer.to_dict()["warnings"] == [{"code": "empty-result", "text": "the query returned no rows"}]
