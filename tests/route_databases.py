@@ -2,7 +2,8 @@
 observatories with the same schema (a question about telescopes is a close call between them).
 
 ``make_databases(folder, tag)`` writes ``apiary_<tag>``, ``lighthouse_<tag>``, ``observatory_north_<tag>`` and
-``observatory_south_<tag>`` (the tag keeps tests sharing one graph apart) and returns their names by topic.
+``observatory_south_<tag>`` and returns their names by topic. Every test uses the one ``TAG``: tests share a
+graph, and a second copy of a database under another name would be a close call of its own.
 """
 from __future__ import annotations
 
@@ -46,7 +47,10 @@ QUESTIONS = {
 CLOSE_CALL = "How many telescopes are there?"
 
 
-def make_databases(folder: Path, tag: str) -> dict[str, str]:
+TAG = "rt"
+
+
+def make_databases(folder: Path, tag: str = TAG) -> dict[str, str]:
     """Write the four databases into ``folder``; their names by topic."""
     folder.mkdir(parents=True, exist_ok=True)
     names = {}

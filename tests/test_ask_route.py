@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ def _kgsql(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ask_without_db_routes_and_names_a_close_call(stub_env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    names = make_databases(tmp_path / "warehouse", uuid.uuid4().hex[:8])
+    names = make_databases(tmp_path / "warehouse")
     stub = StubServer().always(_model)
     env = stub_env(stub)
     try:

@@ -3,7 +3,6 @@ database index cached by content (only a changed database is encoded again), com
 from __future__ import annotations
 
 import sqlite3
-import uuid
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from kgsql.text.encoder import get_encoder
 def routed(schema_graph, tmp_path_factory):  # type: ignore[no-untyped-def]
     """The four fixture databases ingested as a folder, and the index over just them."""
     folder = tmp_path_factory.mktemp("route_dbs")
-    names = make_databases(folder, uuid.uuid4().hex[:8])
+    names = make_databases(folder)
     report = schema_graph.ingest(folder)
     assert set(names.values()) <= set(schema_graph.databases()), report
     ours = [(n, h) for n, h in graph_databases(schema_graph.store) if n in set(names.values())]
