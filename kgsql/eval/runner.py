@@ -56,6 +56,9 @@ class RunSpec:
     #: Ask with what the benchmark gives beside the question (BIRD's evidence); False: the question alone,
     #: so whatever knowledge the answer needs must come from the graph.
     with_evidence: bool = True
+    #: The pooled setting (``--pool-databases``): question -> a ``kgsql.route`` Routing over the run's databases;
+    #: the question is answered on the routed database, never told its own. None: its own database.
+    route: Callable[[str], Any] | None = None
 
 
 # --------------------------------------------------------------------------- choosing questions
@@ -345,8 +348,9 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
     def one(example: Example) -> Record | None:
         if example.db_id not in names:
             return finish(missing_record(example), example)
+        routed = spec.route(example.question) if spec.route is not None else None
         try:
-            answer = ask_method(asker, example, names[example.db_id], spec)
+            answer = ask_method(asker, example, names[example.db_id] if routed is None else routed.db, spec)
         except NotReplayable as exc:
             return finish(Record(id=example.id, db_id=example.db_id, question=example.question,
                                  gold=list(example.gold), error=str(exc), error_kind=NOT_REPLAYABLE,
@@ -360,7 +364,11 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
             raise RunAborted(f"{example.id}: the method produced nothing: {answer.error}")
         schema = getattr(asker, "schema", None)
         full = schema(names[example.db_id]) if callable(schema) else None
-        return finish(answer_record(example, dataset, answer, timeout_s=spec.timeout_s, schema=full), example)
+        rec = answer_record(example, dataset, answer, timeout_s=spec.timeout_s, schema=full)
+        if routed is not None:  # scored against the question's own database: a wrong route costs the answer
+            rec.extra.update(routed_db=routed.db, routed_right=routed.db == names[example.db_id],
+                             routed_close=routed.close)
+        return finish(rec, example)
 
     def settle(example: Example, call: Callable[[], Record | None]) -> None:
         try:

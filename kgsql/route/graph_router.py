@@ -19,8 +19,10 @@ from kgsql.route.router import DatabaseRouter, Routing
 class GraphRouter:
     """Routes questions over ``graph``'s databases (a ``SchemaGraph``); thread-safe."""
 
-    def __init__(self, graph: Any, encoder: Any = None, *, cache_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, graph: Any, encoder: Any = None, *, cache_dir: str | os.PathLike[str] | None = None,
+                 only: set[str] | None = None) -> None:
         self.graph = graph
+        self.only = only  # route among these databases of the graph (None: all)
         self._encoder = encoder
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._router: DatabaseRouter | None = None
@@ -37,7 +39,7 @@ class GraphRouter:
 
     def router(self) -> DatabaseRouter:
         """The router over the graph's databases as they are now."""
-        digests = graph_databases(self.graph.store)
+        digests = [d for d in graph_databases(self.graph.store) if self.only is None or d[0] in self.only]
         with self._lock:
             if self._router is None or digests != self._digests:
                 index = build_index(self.encoder, digests, lambda name: self.graph.schema(name, knowledge=False),
