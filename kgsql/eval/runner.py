@@ -324,6 +324,13 @@ class _Progress:
             self.bar.close()
 
 
+def _with_route(rec: Record, routed: Any, own: str) -> Record:
+    """``rec`` noting where a routed question went (scored on its own database: a wrong route costs the answer)."""
+    if routed is not None:
+        rec.extra.update(routed_db=routed.db, routed_right=routed.db == own, routed_close=routed.close)
+    return rec
+
+
 def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: RunSpec, *,
               names: dict[str, str], shots: int, progress: bool = True, desc: str = "") -> list[Record]:
     """Answer and score the group's questions not yet in ``log``; returns the group's records.
@@ -365,10 +372,7 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
         schema = getattr(asker, "schema", None)
         full = schema(names[example.db_id]) if callable(schema) else None
         rec = answer_record(example, dataset, answer, timeout_s=spec.timeout_s, schema=full)
-        if routed is not None:  # scored against the question's own database: a wrong route costs the answer
-            rec.extra.update(routed_db=routed.db, routed_right=routed.db == names[example.db_id],
-                             routed_close=routed.close)
-        return finish(rec, example)
+        return finish(_with_route(rec, routed, names[example.db_id]), example)
 
     def settle(example: Example, call: Callable[[], Record | None]) -> None:
         try:
