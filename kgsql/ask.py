@@ -187,6 +187,8 @@ def routing_line(routing: dict[str, Any]) -> str:
     if routing.get("tied_with"):
         line += (f"; close call: '{routing['tied_with']}' was nearly as likely, answered on '{routing['db']}' "
                  f"(give --db {routing['tied_with']} for the other)")
+    if routing.get("matched") is False:
+        line += "; no database's words, names or values are in the question: routed by meaning alone"
     return line
 
 

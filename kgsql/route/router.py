@@ -11,7 +11,8 @@ Three signals score every database of the index (``kgsql.route.index``):
 ``fused`` (the default) adds the three after scaling each to its spread over the databases
 (z-scores, weights measured on Spider dev: docs/retrieval.md). The second stage, selection,
 is the usual schema retrieval on the routed database. When the first two databases are
-within ``margin`` of each other the routing is *close*: the answer names both.
+within ``margin`` of each other the routing is *close*: the answer names both. When neither BM25 nor
+the exact matches found anything, the routing is by meaning alone and says so (``matched`` false).
 """
 from __future__ import annotations
 
@@ -54,6 +55,8 @@ class Routing:
     margin: float
     mode: str
     timings_ms: dict[str, float] = field(default_factory=dict)
+    #: False when no word of the question is a word, name or value of any database (routed by meaning alone).
+    matched: bool = True
 
     @property
     def db(self) -> str:
@@ -75,14 +78,17 @@ class Routing:
     def to_dict(self, top: int = 3) -> dict[str, Any]:
         return {"db": self.db, "close": self.close, "tied_with": self.tied_with,
                 "gap": None if math.isinf(self.gap) else round(self.gap, 4), "margin": self.margin,
-                "mode": self.mode, "candidates": [{"db": r.db, "score": round(r.score, 4)} for r in self.ranked[:top]]}
+                "mode": self.mode, "matched": self.matched, "candidates": [{"db": r.db, "score": round(r.score, 4)} for r in self.ranked[:top]]}
 
     def note(self) -> str:
         """One line for a person: which database, and the runner-up when the call was close."""
+        line = f"routed to database '{self.db}'"
         if self.tied_with is not None:
-            return (f"routed to database '{self.db}' (close call: '{self.tied_with}' was nearly as likely; "
-                    f"answered on '{self.db}', name the database to ask the other)")
-        return f"routed to database '{self.db}'"
+            line += (f" (close call: '{self.tied_with}' was nearly as likely; answered on '{self.db}', "
+                     f"name the database to ask the other)")
+        if not self.matched:
+            line += "; no database's words, names or values are in the question: routed by meaning alone"
+        return line
 
 
 class DatabaseRouter:
@@ -159,7 +165,10 @@ class DatabaseRouter:
         needed = {"dense", "bm25", "exact"} if self.mode == "fused" else {self.mode}
         signals = {k: getattr(self, k)(question) for k in needed}
         scores = self.combine(signals)
-        return self.ranking(question, scores, top=top, elapsed_ms=(time.perf_counter() - t0) * 1000)
+        routing = self.ranking(question, scores, top=top, elapsed_ms=(time.perf_counter() - t0) * 1000)
+        routing.matched = any(bool(np.any(signals[k] > 0)) for k in ("bm25", "exact") if k in signals) \
+            or not ({"bm25", "exact"} & set(signals))
+        return routing
 
     def ranking(self, question: str, scores: np.ndarray, *, top: int | None = None, mode: str | None = None,
                 elapsed_ms: float = 0.0) -> Routing:

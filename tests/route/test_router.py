@@ -41,6 +41,14 @@ def test_distinct_questions_go_to_their_database(routed) -> None:  # type: ignor
         assert router.route("How much honey did each hive give?").db == names["apiary"]
 
 
+def test_a_question_naming_nothing_says_so(routed) -> None:  # type: ignore[no-untyped-def]
+    _names, _ours, index, _cache, _folder = routed
+    router = DatabaseRouter(index, get_encoder())
+    vague = router.route("xyzzy plugh?")
+    assert vague.matched is False and vague.to_dict()["matched"] is False and "by meaning alone" in vague.note()
+    assert router.route("How much honey did each hive give?").matched is True
+
+
 def test_a_close_call_names_both_databases(routed) -> None:  # type: ignore[no-untyped-def]
     names, _ours, index, _cache, _folder = routed
     routing = DatabaseRouter(index, get_encoder()).route(CLOSE_CALL)
