@@ -6,6 +6,8 @@ local model (``python -m kgsql.llm pull qwen2.5-coder-1.5b`` first). Each
 ``--no-*`` flag switches one method component off, for ablations.
 ``--conversation NAME`` continues a conversation across invocations: the earlier
 questions go with this one, which is rewritten to stand alone first.
+Without ``--db`` the question is routed: the likeliest database of the graph answers it, and
+when a second one was nearly as likely both are named (``kgsql.route``).
 """
 from __future__ import annotations
 
@@ -37,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="python -m kgsql.ask", description=__doc__,
                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("question")
-    p.add_argument("--db", required=True, help="database name in the graph")
+    p.add_argument("--db", help="database name in the graph (without: the question is routed to the likeliest "
+                                 "database, and a close second is named)")
     p.add_argument("--method", default="kgsql",
                    help="named method (kgsql, dail-sql, act-sql, sspa, sspa-*, kgsql-*; see docs/methods.md); "
                         "the --no-* flags apply on top of it")
@@ -134,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.new_conversation and args.conversation is None:
         parser.error("--new-conversation needs --conversation NAME")
+    if args.conversation is not None and args.db is None:
+        parser.error("--conversation needs --db: a conversation belongs to one database")
     apply_privileged_flag(args)
     try:
         conversation = _conversation(args)
@@ -178,6 +183,17 @@ def examples_note(data: dict[str, Any]) -> str:
         return (f"{shown} of kgsql's shipped examples shown (the measured default; a database's own, taught "
                 f"with ingest --history or the page's 'keep as an example', replace them)")
     return f"{shown} example(s) from the examples given shown"
+
+
+def routing_line(routing: dict[str, Any]) -> str:
+    """Which database a routed question went to; a close second is named (answered on the first)."""
+    line = f"{routing['db']} (routed: no --db given)"
+    if routing.get("tied_with"):
+        line += (f"; close call: '{routing['tied_with']}' was nearly as likely, answered on '{routing['db']}' "
+                 f"(give --db {routing['tied_with']} for the other)")
+    if routing.get("matched") is False:
+        line += "; no database's words, names or values are in the question: routed by meaning alone"
+    return line
 
 
 def _conversation(args: argparse.Namespace) -> Any:
@@ -240,11 +256,20 @@ def _here(args: argparse.Namespace, history: list[str], history_sql: list[str]) 
     overrides = overrides_from(args, {f.name for f in fields(spec.options)})
     check_endpoint()  # KGSQL_LLM_BASE_URL malformed or down: fail now, before graph and retrieval work
     with SchemaGraph.open(args.graph) as graph:
-        graph.database_info(args.db)  # unknown database: fail before starting a model
+        routing = None
+        if args.db is None:
+            from kgsql.route.graph_router import route_question
+
+            routing = route_question(graph, args.question)
+        db = args.db or routing.db  # type: ignore[union-attr]
+        graph.database_info(db)  # unknown database: fail before starting a model
         pool = load_examples(args.examples, graph) if args.examples is not None else SHIPPED_EXAMPLES
         t2s = build(args.method, graph, default_lm(), pool=pool, **overrides)
         more = {"history_sql": history_sql} if history and getattr(t2s, "wants_history_sql", False) else {}
-        return t2s.ask(args.question, db=args.db, evidence=args.evidence, history=history or None, **more).to_dict()
+        data = t2s.ask(args.question, db=db, evidence=args.evidence, history=history or None, **more).to_dict()
+        if routing is not None:
+            data["routing"] = routing.to_dict()
+        return data
 
 
 def show(data: dict[str, Any], *, trace: bool = False, explain: bool = False) -> None:
@@ -262,6 +287,8 @@ def show(data: dict[str, Any], *, trace: bool = False, explain: bool = False) ->
     if data.get("history"):
         print("Earlier questions: " + " ".join(f"{i}. {q}" for i, q in enumerate(data["history"], 1)))
         print(f"Understood as: {data.get('standalone') or data['question']}")
+    if data.get("routing"):
+        print(f"Database: {routing_line(data['routing'])}")
     if data.get("evidence"):
         print(f"Evidence: {data['evidence']}")
     print(f"SQL: {data['sql'] or '(none)'}")

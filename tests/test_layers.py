@@ -16,7 +16,7 @@ LAYERS: list[set[str]] = [
     {"graph"},
     {"ingest", "mining", "profiles", "cypher"},
     {"schema_graph"},
-    {"fewshot"},
+    {"fewshot", "route"},
     {"correct"},
     {"generate"},
     {"stages", "agent"},

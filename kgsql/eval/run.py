@@ -115,6 +115,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "a call the records lack is logged unscored as not replayable")
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.add_argument("--pool-databases", action="store_true",
+                        help="ingest every database of the dataset and route each question among them (no database "
+                             "named; records note routed_db and routed_right; kgsql.route)")
     add_privileged_flag(parser)
 
 
@@ -276,6 +279,7 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
             names = ingest_databases(graph, dataset, {e.db_id for e in questions}, prefix=args.graph_prefix, log=say,
                                      shipped_profiles=not args.no_profiles)
             check_no_leakage(graph, names, questions)
+            route = _pooled_router(args, graph, dataset, encoder, say)
             fixed_pool = load_pool(args, dataset) if args.protocol == "single" else None
             for method, shots in plan:
                 wants_pool = shots + overrides.get("lead_shots", lead_shots(method)) > 0
@@ -290,12 +294,25 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
                           if args.protocol == "cross-fold"
                           else single_groups(dataset, questions, fixed_pool, with_pool=wants_pool))
                 spec = RunSpec(method, shots, overrides, timeout, max(1, args.concurrency), metric,
-                               with_evidence=not getattr(args, "no_evidence", False))
+                               with_evidence=not getattr(args, "no_evidence", False), route=route)
                 run_cell(cell, dataset, groups, spec, names, args, graph=graph, lm=lm, encoder=encoder)
     finally:
         if own_graph:
             graph.close()
     return _finish(args, out, cells, methods, metric, started, many, overrides)
+
+
+def _pooled_router(args: argparse.Namespace, graph: Any, dataset: Dataset, encoder: Any,
+                   say: Callable[[str], None]) -> Callable[[str], Any] | None:
+    """With ``--pool-databases``: every database of the dataset ingested, and a router over just those."""
+    if not getattr(args, "pool_databases", False):
+        return None
+    from kgsql.route.graph_router import GraphRouter
+
+    pooled = ingest_databases(graph, dataset, dataset.db_files, prefix=args.graph_prefix, log=say,
+                              shipped_profiles=not args.no_profiles)
+    say(f"{dataset.name} {dataset.split}: questions routed among {len(pooled)} databases")
+    return GraphRouter(graph, encoder, only=set(pooled.values())).route
 
 
 def run_cell(cell: Cell, dataset: Dataset, groups: list[Any], spec: RunSpec, names: dict[str, str],

@@ -58,6 +58,9 @@ class RunSpec:
     #: Ask with what the benchmark gives beside the question (BIRD's evidence); False: the question alone,
     #: so whatever knowledge the answer needs must come from the graph.
     with_evidence: bool = True
+    #: The pooled setting (``--pool-databases``): question -> a ``kgsql.route`` Routing over the run's databases;
+    #: the question is answered on the routed database, never told its own. None: its own database.
+    route: Callable[[str], Any] | None = None
 
 
 # --------------------------------------------------------------------------- choosing questions
@@ -333,6 +336,13 @@ class _Progress:
             self.bar.close()
 
 
+def _with_route(rec: Record, routed: Any, own: str) -> Record:
+    """``rec`` noting where a routed question went (scored on its own database: a wrong route costs the answer)."""
+    if routed is not None:
+        rec.extra.update(routed_db=routed.db, routed_right=routed.db == own, routed_close=routed.close)
+    return rec
+
+
 def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: RunSpec, *,
               names: dict[str, str], shots: int, progress: bool = True, desc: str = "") -> list[Record]:
     """Answer and score the group's questions not yet in ``log``; returns the group's records.
@@ -367,8 +377,9 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
         if wants_sql and example.history:
             with lock:
                 sqls = earlier_sql(example, list(logged.values()))
+        routed = spec.route(example.question) if spec.route is not None else None
         try:
-            answer = ask_method(asker, example, names[example.db_id], spec, sqls)
+            answer = ask_method(asker, example, names[example.db_id] if routed is None else routed.db, spec, sqls)
         except NotReplayable as exc:
             return finish(failed_record(example, str(exc), NOT_REPLAYABLE), example)
         except InputError as exc:  # this question is unanswerable as given: logged as a method error
@@ -380,7 +391,7 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
         rec = answer_record(example, dataset, answer, timeout_s=spec.timeout_s, schema=full)
         if sqls is not None:
             rec.extra["shown_history_sql"] = sqls  # the earlier turns' SQL the method was shown (its own)
-        return finish(rec, example)
+        return finish(_with_route(rec, routed, names[example.db_id]), example)
 
     def settle(example: Example) -> bool:
         """Ask ``example``; True when it was logged."""

@@ -65,6 +65,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --half: first mine the other half's gold SQL with the rules "
                              "(joins, values, expressions) into the schemas, as a team's query log would")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of --half (default 0)")
+    parser.add_argument("--pool-databases", action="store_true",
+                        help="also kgsql_pooled: each question first routed among all the dataset's databases "
+                             "(kgsql.route), then selected on the routed one; a wrong route selects nothing right")
     parser.add_argument("--column-meanings", default=None,
                         help="extra column notes {'db|table|column': text} (BIRD: dev_2024/column_meaning_tasql.json)")
 
@@ -86,18 +89,20 @@ class Bench:
     db_paths: dict[str, str | None]
     items: list[Item]
     unresolved: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    pool: dict[str, DatabaseSchema] = field(default_factory=dict)  # every database, to route among (--pool-databases)
 
 
 def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None,
                cache_dir: Path, column_meanings: str | None = None, *, with_evidence: bool = False,
                half: str | None = None, learn: bool = False, seed: int = 0,
-               dbs: list[str] | None = None) -> Bench:
+               dbs: list[str] | None = None, pool: bool = False) -> Bench:
     """Questions, schemas, database files and resolved gold schemas of a dataset.
 
     ``with_evidence``: each question is followed by its evidence (BIRD's hints), as a system given
     that knowledge would see it. ``half``: keep one half of each database's questions; ``learn``:
     mine the other half's gold SQL into the schemas first (no question is both learnt and tested).
-    ``dbs``: only these databases' questions (before ``limit``)."""
+    ``dbs``: only these databases' questions (before ``limit``); ``pool``: also every database's schema, to
+    route each question among them."""
     from kgsql.ingest.sources import SqliteSchemas, TablesJsonSchemas
     from kgsql.ingest.tables_json import apply_column_meanings, load_column_meanings, write_empty_sqlite
 
@@ -149,6 +154,11 @@ def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None
             _learn_into(schemas, learnt)
         examples = tested
     bench = Bench(schemas, paths, [])
+    if pool:
+        every = sorted(ds.db_files) if benchmark.schema_source == "sqlite" else sorted(source.entries())
+        read = SqliteSchemas(files={db: ds.db_path(db) for db in every}, enrich=True) \
+            if benchmark.schema_source == "sqlite" else source
+        bench.pool = {db: schemas.get(db) or read(db) for db in every}
     for e in examples:
         schema = schemas.get(e.db_id)
         if schema is None:
@@ -209,7 +219,7 @@ def run_benchmark(bench: Bench, *, encoder: str = "minilm", cache_dir: Path | No
                   config_changes: dict[str, Any] | None = None, use_values: bool = True,
                   details: Callable[[dict[str, Any]], None] | None = None,
                   progress: bool = True) -> dict[str, dict[str, float]]:
-    """Metrics per method (see module doc) over ``bench.items``."""
+    """Metrics per method (see module doc) over ``bench.items``; with ``bench.pool`` also ``kgsql_pooled``."""
     from kgsql.retrieve.baselines import BM25Ranker, DenseRanker
     from kgsql.retrieve.retriever import SchemaRetriever
 
@@ -232,6 +242,7 @@ def run_benchmark(bench: Bench, *, encoder: str = "minilm", cache_dir: Path | No
         all_cols[db] = [(t.name, c.name) for t in schema.tables for c in t.columns]
         full_tokens[db] = meter(schema, all_cols[db])
     stats["dense"].index_s = stats["dense_top10"].index_s = stats["kgsql"].index_s
+    route = _pool_router(bench, retriever.encoder, stats, cache_dir / "route" if cache_dir is not None else None)
     n = len(bench.items)
     for i, it in enumerate(bench.items):
         schema, ft = bench.schemas[it.db_id], full_tokens[it.db_id]
@@ -242,6 +253,10 @@ def run_benchmark(bench: Bench, *, encoder: str = "minilm", cache_dir: Path | No
         cols = sel.column_keys()
         budget = meter(schema, cols)
         stats["kgsql"].add(it.gold, cols, set(sel.tables), budget, ft, ms)
+        if route is not None:  # routed elsewhere: nothing of the question's own database is selected
+            right, route_ms = route(it)
+            stats["kgsql_pooled"].add(it.gold, cols if right else set(), set(sel.tables) if right else set(),
+                                      budget, ft, ms + route_ms)
         for name, ranker in (("bm25", bm25[it.db_id]), ("dense", dense[it.db_id])):
             t = time.perf_counter()
             ranking = ranker.rank(it.question)
@@ -256,6 +271,30 @@ def run_benchmark(bench: Bench, *, encoder: str = "minilm", cache_dir: Path | No
         if progress and (i + 1) % 100 == 0:
             print(f"  {i + 1}/{n} questions", file=sys.stderr, flush=True)
     return {m: s.summary() for m, s in stats.items()}
+
+
+def _pool_router(bench: Bench, encoder: Any, stats: dict[str, MethodStats],
+                 cache_dir: Path | None) -> Callable[[Item], tuple[bool, float]] | None:
+    """With ``bench.pool``: item -> (routed to its own database?, routing ms); the index build counts as index time
+    (its cache: ``cache_dir``, else kgsql's)."""
+    if not bench.pool:
+        return None
+    from kgsql.graph.writer import content_hash
+    from kgsql.route.index import build_index
+    from kgsql.route.router import DatabaseRouter
+
+    t = time.perf_counter()
+    index = build_index(encoder, [(db, content_hash(s)) for db, s in bench.pool.items()], bench.pool.__getitem__,
+                        cache_dir=cache_dir)
+    router = DatabaseRouter(index, encoder)
+    stats["kgsql_pooled"] = MethodStats()
+    stats["kgsql_pooled"].index_s = stats["kgsql"].index_s + time.perf_counter() - t
+
+    def route(it: Item) -> tuple[bool, float]:
+        t0 = time.perf_counter()
+        return router.route(it.question).db == it.db_id, (time.perf_counter() - t0) * 1000
+
+    return route
 
 
 def parse_sweep(text: str) -> list[tuple[float, float]]:
@@ -336,7 +375,8 @@ def main(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     bench = load_bench(args.dataset, args.data_dir, args.split, args.limit, cache_dir, args.column_meanings,
                        with_evidence=args.with_evidence, half=args.half, learn=args.learn, seed=args.seed,
-                       dbs=[d.strip() for d in args.dbs.split(",") if d.strip()] if args.dbs else None)
+                       dbs=[d.strip() for d in args.dbs.split(",") if d.strip()] if args.dbs else None,
+                       pool=getattr(args, "pool_databases", False))
     print(f"{args.dataset}: {len(bench.items)} questions with resolved gold, "
           f"{len(bench.unresolved)} unresolved, {len(bench.schemas)} databases ({time.perf_counter() - t0:.1f}s)")
     for qid, db, problems in bench.unresolved[:10]:

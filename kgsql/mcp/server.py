@@ -85,6 +85,7 @@ class GraphTools:
         self.retriever = lazy_retriever()  # one for every database, built on the first search
         self._schemas: GraphSchemas | None = None
         self._asker: Any = None
+        self._router: Any = None  # kgsql.route.graph_router.GraphRouter, made on the first ask without a db
         self.conversations = ConversationStore(MAX_CONVERSATIONS)  # ask's conversations, by (db, id), LRU
         self._lock = threading.Lock()  # one search or ask at a time: shared encoder, indexes, model
         self._load = threading.Lock()  # opening the graph and the schema cache, once
@@ -115,7 +116,7 @@ class GraphTools:
                 if name == "ListTables":
                     return ToolReply(self._tables(str(db)))
                 if name == "ask":
-                    return self._ask(str(db), **arguments)
+                    return self._ask(None if db is None else str(db), **arguments)
                 observation = self.tools(str(db)).call(name, TOOL_SPECS[name].bind((), arguments))
                 return ToolReply(observation.text, observation.error is not None)
         except KgsqlError as exc:
@@ -155,9 +156,12 @@ class GraphTools:
 
         return render_schema(OneCallOptions().schema_style, self.tools(db).schema)
 
-    def _ask(self, db: str, question: str, conversation: str | None = None, reset: bool = False) -> ToolReply:
+    def _ask(self, db: str | None, question: str, conversation: str | None = None, reset: bool = False) -> ToolReply:
         """The default method's answer; with ``conversation``, read in the context of that id's earlier
-        questions over ``db`` (``reset``: forget them first), and kept as its latest turn."""
+        questions over ``db`` (``reset``: forget them first), and kept as its latest turn. No ``db``: the
+        question is routed to the likeliest database, and the reply's first line names it (and a close second)."""
+        routing = self._route(question) if db is None else None
+        db = db if routing is None else routing.db
         self.tools(db)
         if not isinstance(reset, bool):
             raise InputError(f"reset must be true or false, not {reset!r}")
@@ -177,7 +181,8 @@ class GraphTools:
             thread.record(question, answer)
         if answer.error and not answer.sql:
             return ToolReply(f"Error: {answer.error}", error=True)
-        lines = [f"Understood as: {answer.standalone}"] if earlier and answer.standalone else []
+        lines = [f"Database: {routing.note()}"] if routing is not None else []
+        lines += [f"Understood as: {answer.standalone}"] if earlier and answer.standalone else []
         lines.append(f"SQL: {answer.sql}")
         if answer.error:
             lines.append(f"Error: {answer.error}")
@@ -190,6 +195,15 @@ class GraphTools:
             if answer.explanation else []
         structured = {"sql": answer.sql, "warnings": answer.warnings, "explanation": answer.explanation}
         return ToolReply("\n".join(lines), error=bool(answer.error), structured=structured)
+
+    def _route(self, question: str) -> Any:
+        """The databases ranked for ``question`` (a ``kgsql.route.router.Routing``); follows new ingests."""
+        from kgsql.generate.answer import check_question
+        from kgsql.route.graph_router import GraphRouter
+
+        if self._router is None:
+            self._router = GraphRouter(self.graph, self.retriever().encoder)
+        return self._router.route(check_question(question))
 
     def close(self) -> None:
         if self._graph is not None:
@@ -230,7 +244,9 @@ def build_server(tools: GraphTools) -> Any:
     _add_schema_resource_and_prompt(server, tools)
     server.add_tool(tool_fns["ask"], name="ask", annotations=read_only, structured_output=False,
                     description="Answer a question about database `db` in words: kgsql's default method writes "
-                                "the SQL with the local or configured LLM and runs it read-only. Follow-ups: pass "
+                                "the SQL with the local or configured LLM and runs it read-only. Without `db` the "
+                                "question goes to the likeliest database; the first line names it, and a close "
+                                "second when there is one. Follow-ups: pass "
                                 "the same `conversation` id (any name you choose); `reset`: start it over. "
                                 "The result warns where the answer may be wrong (flags) and explains the query.")
     return server
@@ -260,7 +276,7 @@ def _tool_functions(tools: GraphTools, reply: Callable[[ToolReply], Any]) -> dic
     def ExecuteSQL(db: str, sql: str, limit: LimitArgument = DEFAULT_LIMIT) -> Any:  # noqa: N802
         return reply(tools.run("ExecuteSQL", db, sql=sql, limit=limit))
 
-    def ask(question: str, db: str, conversation: str | None = None, reset: bool = False) -> Any:
+    def ask(question: str, db: str | None = None, conversation: str | None = None, reset: bool = False) -> Any:
         return reply(tools.run("ask", db, question=question, conversation=conversation, reset=reset))
 
     fns = (ListDatabases, ListTables, DescribeTable, SearchColumn, SearchValue, FindShortestPath, ExecuteSQL, ask)

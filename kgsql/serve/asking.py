@@ -6,6 +6,8 @@ the earlier questions themselves (oldest first; the caller keeps them, as
 each, which a method with ``context=history`` shows), or ``conversation``, an id the caller chose
 for a thread the service keeps (the page, an API client; ``reset: true``
 starts that thread over with this question). Not both.
+With no ``db`` the question is routed to the likeliest database (``kgsql.route``); the answer's
+``routing`` says which, and names a close second.
 """
 from __future__ import annotations
 
@@ -52,7 +54,7 @@ def ask_arguments(body: dict[str, Any]) -> dict[str, Any]:
     reset = body.get("reset", False)
     if not isinstance(reset, bool):
         raise InputError("'reset' must be true or false")
-    return {"db": text_field(body, "db"), "question": text_field(body, "question"),
+    return {"db": text_field(body, "db", required=False), "question": text_field(body, "question"),
             "method": text_field(body, "method", required=False) or "kgsql", "evidence": evidence or None,
             "sets": sets, "limits": limits, "trace": bool(body.get("trace")), "history": history or None,
             "history_sql": history_sql or None,

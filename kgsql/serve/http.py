@@ -5,7 +5,8 @@
     GET  /api/databases/{db}/tables/{t}     columns, keys, descriptions, sample values
     POST /api/select {"db", "question"}     the schema selection for a question
     POST /api/ask    {"db", "question", "method"?, "evidence"?, "sets"?, "limits"?, "trace"?,
-                      "history"? | "conversation"?, "reset"?}   the answer (follow-ups: kgsql.serve.asking)
+                      "history"? | "conversation"?, "reset"?}   the answer (follow-ups: kgsql.serve.asking;
+                                            no "db": routed, the answer's "routing" names it)
     POST /api/sql    {"db", "sql"}          rows through the read-only guard
     GET  /api/databases/{db}/graph          tables, columns and join edges (what the page draws)
     POST /api/examples {"db", "question", "sql"}   teach a right pair (mined, kept as an example)
@@ -356,7 +357,7 @@ def openapi() -> dict[str, Any]:
             "/api/ask": post("Answer a question with SQL (method selectable)",
                              {"db": "string", "question": "string", "method": "string", "evidence": "string",
                               "sets": "object", "limits": "object", "trace": "boolean", "history": "array",
-                              "conversation": "string", "reset": "boolean"}, ["db", "question"]),
+                              "conversation": "string", "reset": "boolean"}, ["question"]),
             "/api/sql": post("Run SQL through the read-only guard", {"db": "string", "sql": "string"},
                              ["db", "sql"]),
         },

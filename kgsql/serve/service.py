@@ -39,6 +39,7 @@ class Service:
         self._load = threading.Lock()   # building shared parts
         self.model_lock = threading.Lock()  # one question at a time reaches the model
         self.conversations = ConversationStore()  # threads of follow-up questions, by (db, id), LRU
+        self._router: Any = None  # kgsql.route.graph_router.GraphRouter, made on the first unrouted ask
 
     # ------------------------------------------------------------------ loaded parts
 
@@ -157,7 +158,18 @@ class Service:
         selection = self.retriever().select(schema, check_question(question), db_path=schema.path or None)
         return selection.to_dict()
 
-    def ask(self, db: str, question: str, *, method: str = "kgsql", evidence: str | None = None,
+    def route(self, question: str) -> Any:
+        """The databases ranked for ``question`` (a ``Routing``); the router follows new ingests."""
+        from kgsql.generate.answer import check_question
+        from kgsql.route.graph_router import GraphRouter
+
+        graph, encoder = self.graph, self.retriever().encoder
+        with self._load:
+            if self._router is None:
+                self._router = GraphRouter(graph, encoder)
+        return self._router.route(check_question(question))
+
+    def ask(self, db: str | None, question: str, *, method: str = "kgsql", evidence: str | None = None,
             sets: dict[str, Any] | None = None, limits: dict[str, Any] | None = None,
             trace: bool = False, history: list[str] | None = None, conversation: str | None = None,
             reset: bool = False, history_sql: list[str] | None = None) -> dict[str, Any]:
@@ -165,10 +177,13 @@ class Service:
         applied where the method has them (timeout_s, max_rows, ...), as ``ask``'s flags are.
         A follow-up comes with ``history`` (the earlier questions; ``history_sql``, the SQL answered for
         each) or ``conversation`` (the id of a thread kept here, which keeps each turn's SQL; ``reset``
-        starts it over): the answer says which earlier questions it was read with."""
+        starts it over): the answer says which earlier questions it was read with.
+        No ``db``: the question is routed first (the answer's ``routing`` names the database and a close second)."""
         from kgsql.methods import parse_sets
         from kgsql.methods import get_method
 
+        routing = self.route(question) if db is None else None
+        db = db if routing is None else routing.db
         self.graph.database_info(db)  # unknown database: one clear error before any model work
         known = {f.name for f in fields(get_method(method).options)}
         unknown = sorted(set(sets or {}) - known)
@@ -190,6 +205,8 @@ class Service:
         data = answer.to_dict()
         data["history"] = earlier
         data["chart"] = answer.chart  # a Vega-Lite spec when the rows' shape fits one (the page draws it), else None
+        if routing is not None:
+            data["routing"] = routing.to_dict()
         if turns is not None:
             data["conversation"], data["turns"] = conversation, turns
         if len(data["rows"]) > MAX_ROWS:

@@ -135,7 +135,7 @@ def test_every_tool_through_the_sdk_client(stub_env, cli_ingest, example_db: Pat
     assert got["failed"] == set() and got["write_failed"] and got["unknown_db_failed"]  # MCP's isError
     assert example_db.stat().st_mtime_ns == before
     # a conversation: the same id makes the second question a follow-up; reset starts it over (issue 32)
-    assert tools["ask"].input_schema["required"] == ["question", "db"]
+    assert tools["ask"].input_schema["required"] == ["question"]  # no db: routed (issue 33)
     assert {"conversation", "reset"} <= set(tools["ask"].input_schema["properties"])
     assert (_answer(got["first"][0]), got["first"][1]) == (f"SQL: {COUNT}\ncount(*)\n12\n(1 row)", False)
     assert _answer(got["follow"][0]) == (f"Understood as: {ALONE}\nSQL: {COUNT}\ncount(*)\n12\n(1 row)\n"

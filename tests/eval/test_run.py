@@ -120,6 +120,21 @@ def test_run_end_to_end_scores_logs_and_reports(spider_dir: Path, tmp_path: Path
     assert (out / "ex_by_method_shots.png").is_file()
 
 
+def test_pool_databases_routes_each_question_first(spider_dir: Path, tmp_path: Path, schema_graph) -> None:
+    """Issue 33: with --pool-databases no question is told its database; each is routed among the dataset's
+    databases, answered there and scored on its own, and the record says where it went."""
+    out = tmp_path / "run"
+    said: list[str] = []
+    run_eval(spider_args(spider_dir, out, "--pool-databases"), lm=answering_lm(), graph=schema_graph, say=said.append)
+    records = {r.id: r for r in read_records(out / "records.jsonl")}
+    assert any("routed among 2 databases" in line for line in said)
+    for i, own in (("0", "music"), ("1", "music"), ("3", "shop"), ("4", "shop")):
+        assert records[i].extra["routed_db"].endswith(f"_{own}") and records[i].extra["routed_right"] is True
+        assert isinstance(records[i].extra["routed_close"], bool)
+    assert [records[i].spider_ex for i in ("0", "1", "3", "4")] == [1, 1, 1, 0]
+    assert records["2"].error_kind == "missing_db" and "routed_db" not in records["2"].extra
+
+
 def test_second_run_skips_done_questions(spider_dir: Path, tmp_path: Path, schema_graph) -> None:
     out = tmp_path / "run"
     args = spider_args(spider_dir, out, "--limit", "2")

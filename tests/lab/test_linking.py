@@ -120,6 +120,27 @@ def test_linking_cli_on_tiny_dataset(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert res["meta"]["questions"] == 2
 
 
+def test_linking_pooled_routes_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 33: --pool-databases adds kgsql_pooled: each question routed among every database of tables.json
+    (here m and an unrelated shop), then selected on the routed one."""
+    from kgsql.eval.__main__ import main
+
+    _tiny_spider(tmp_path / "spider")
+    tables = json.loads((tmp_path / "spider" / "tables.json").read_text())
+    tables.append({"db_id": "shop", "table_names_original": ["item"], "table_names": ["item"],
+                   "column_names_original": [[-1, "*"], [0, "item_id"], [0, "label"], [0, "price"]],
+                   "column_names": [[-1, "*"], [0, "item id"], [0, "label"], [0, "price"]],
+                   "column_types": ["text", "number", "text", "number"], "primary_keys": [1], "foreign_keys": []})
+    (tmp_path / "spider" / "tables.json").write_text(json.dumps(tables))
+    out = tmp_path / "res.json"
+    rc = main(["linking", "--dataset", "spider", "--data-dir", str(tmp_path / "spider"), "--json", str(out),
+               "--cache-dir", str(tmp_path / "cache"), "--limit", "3", "--pool-databases"])
+    assert rc == 0 and "kgsql_pooled" in capsys.readouterr().out
+    res = json.loads(out.read_text())
+    assert res["kgsql_pooled"]["perfect_recall_rate"] == res["kgsql"]["perfect_recall_rate"] == 1.0
+    assert res["kgsql_pooled"]["index_s"] >= res["kgsql"]["index_s"]
+
+
 def _tiny_bird(root: Path) -> None:
     """BIRD layout without database files (as in ../shared): dev.json + dev_tables.json."""
     root.mkdir(parents=True)

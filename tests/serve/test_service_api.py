@@ -168,7 +168,7 @@ def test_openapi_and_docs(api) -> None:  # type: ignore[no-untyped-def]
                                   "/api/databases/{db}/graph", "/api/select", "/api/ask", "/api/sql",
                                   "/api/examples"}
     assert spec["paths"]["/api/ask"]["post"]["requestBody"]["content"]["application/json"]["schema"]["required"] \
-        == ["db", "question"]
+        == ["question"]  # no db: routed (issue 33)
     status, page = request(server, "GET", "/api/docs")
     assert status == 200 and "<code>/api/ask</code>" in page and "question*" in page
     t0 = time.perf_counter()

@@ -217,3 +217,23 @@ def test_flags_show_under_the_sql_and_the_explanation_opens(page_server: ApiServ
     lines = explanation.text.splitlines()
     assert lines[0] == "Reads t03" and "Keeps the 3 row(s) with the lowest t03.id" in lines
     check_screenshot(browser, tmp_path / "flagged.png")
+
+
+def test_auto_routes_the_question_and_says_where(page_server: ApiServer, browser: Any) -> None:
+    """Issue 33: the database choice 'auto' sends no database; the answer's database is drawn and named."""
+    browser.get(f"{page_server.url}/?db=web11")
+    wait(browser, "return window.kgsql.cy && window.kgsql.cy.nodes().length === 11")
+    browser.execute_script("const s = document.getElementById('db'); s.value = ''; "
+                           "s.dispatchEvent(new Event('change'))")
+    assert browser.find_element(By.ID, "status").text.startswith("auto: each question goes to the database")
+    browser.find_element(By.ID, "question").send_keys("What are the names of the first three items of t03?")
+    browser.find_element(By.ID, "go").click()
+    assert wait(browser, "return document.getElementById('sql').textContent", timeout=300) == ANSWER_SQL
+    routing = browser.execute_script("return window.kgsql.answer.routing")
+    assert routing["db"] in {"web11", "web55"} and browser.execute_script("return window.kgsql.answer.db") == routing["db"]
+    status = browser.find_element(By.ID, "status").text
+    assert status.startswith(f"Routed to {routing['db']}") and status.endswith("Answered.")
+    assert ("close call" in status) == bool(routing["tied_with"])
+    tables = 11 if routing["db"] == "web11" else 55
+    assert browser.execute_script("return window.kgsql.cy.nodes().length") == tables  # the routed database drawn
+    assert browser.execute_script("return window.kgsql.cy.nodes('.selected').map(n => n.id())") == ["t03"]

@@ -2,6 +2,7 @@
 // Everything comes from the service's /api/ routes; window.kgsql exposes the state for tests.
 "use strict";
 
+const AUTO = "";  // the database choice that routes each question (kgsql.route)
 const state = { db: null, cy: null, answer: null, thread: { id: null, turns: [] } };
 window.kgsql = state;
 
@@ -249,18 +250,20 @@ function showTurns(turns) {
 async function ask(event) {
   event.preventDefault();
   const question = $("question").value.trim();
-  if (!question || !state.db) return;
+  if (!question || state.db === null) return;
   say("Answering...");
   $("go").disabled = true;
   try {
-    const answer = await api("/api/ask", { db: state.db, question, method: $("method").value, trace: true,
-                                           conversation: state.thread.id });
+    const body = { question, method: $("method").value, trace: true, conversation: state.thread.id };
+    if (state.db !== AUTO) body.db = state.db;  // "auto": the service routes the question to a database
+    const answer = await api("/api/ask", body);
+    if (answer.routing) drawGraph(await api(`/api/databases/${encodeURIComponent(answer.routing.db)}/graph`));
     showTurns(answer.turns || []);
     $("question").value = "";  // ready for the follow-up
     showAnswer(answer);
     const flagged = (answer.warnings || []).length;  // issue 34: "Answered." alone hid a join on nothing
-    say(answer.error ? "The query did not run."
-      : flagged ? `Answered, with ${flagged} warning(s): see under the SQL.` : "Answered.", Boolean(answer.error));
+    say(routedNote(answer.routing) + (answer.error ? "The query did not run."
+      : flagged ? `Answered, with ${flagged} warning(s): see under the SQL.` : "Answered."), Boolean(answer.error));
   } catch (err) {
     say(err.message, true);
   } finally {
@@ -268,13 +271,21 @@ async function ask(event) {
   }
 }
 
+// Which database a routed question went to; a close second is named (the answer is the first's).
+function routedNote(routing) {
+  if (!routing) return "";
+  const close = routing.tied_with ? ` (close call: ${routing.tied_with} was nearly as likely; pick it to ask there)` : "";
+  return `Routed to ${routing.db}${close}. `;
+}
+
 async function teach(sql) {
   if (!state.answer || !sql.trim()) return;
   try {
     // a follow-up is kept as it was read (standing alone), not as its words that need the earlier ones
     const question = state.answer.standalone || state.answer.question;
-    const result = await api("/api/examples", { db: state.db, question, sql });
-    $("taught").textContent = `kept: ${result.examples} example(s) for ${state.db}`;
+    const db = state.answer.db || state.db;  // a routed answer's database
+    const result = await api("/api/examples", { db, question, sql });
+    $("taught").textContent = `kept: ${result.examples} example(s) for ${db}`;
   } catch (err) {
     $("taught").textContent = err.message;
   }
@@ -286,6 +297,10 @@ async function pick(db) {
   state.db = db;
   clearAnswer();
   newThread();
+  if (db === AUTO) {
+    say("auto: each question goes to the database it is likeliest about (a close second is named).");
+    return;
+  }
   say(`Loading ${db}...`);
   try {
     drawGraph(await api(`/api/databases/${encodeURIComponent(db)}/graph`));
@@ -308,6 +323,7 @@ async function start() {
   const dbs = await api("/api/databases");
   const select = $("db");
   dbs.forEach((d) => select.appendChild(el("option", `${d.name} (${d.tables})`, { value: d.name })));
+  if (dbs.length > 1) select.appendChild(el("option", "auto (route each question)", { value: AUTO }));
   select.addEventListener("change", () => pick(select.value));
   $("search").addEventListener("input", (e) => search(e.target.value));
   $("ask").addEventListener("submit", ask);

@@ -1,0 +1,175 @@
+"""Routing benchmark: which database is a Spider question about, among all of them?
+
+``python -m kgsql.lab.route_bench [--data-dir DIR] [--out FILE.json] [--graph-dir DIR]``
+
+Ingests every Spider database in ``DIR/spider/database`` into one throwaway embedded graph
+(a temporary folder unless ``--graph-dir``; only a server this script started is stopped at
+the end; the user's default graph is never touched), builds the database index
+(``kgsql.route``), then routes every dev question whose database was ingested and prints
+top-1 / top-3 accuracy, p50 / p95 wall-clock milliseconds and mean CPU milliseconds per question for each mode: ``dense``,
+``bm25``, ``exact`` and the default ``fused``. ``--sweep`` also scores a grid of fusion
+weights and reciprocal-rank fusion (one encoding per question: signals are computed once),
+and the accuracy of the top database with the call close or clear at several margins.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kgsql.route.router import MODES, DatabaseRouter, Routing
+
+MARGINS = (0.25, 0.5, 0.75, 1.0, 1.5)
+
+
+def _data_dir(given: str | None) -> Path:
+    if given:
+        return Path(given)
+    env = os.environ.get("KGSQL_DATA_DIR", "").strip()
+    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def _accuracy(ranked: list[list[str]], gold: list[str]) -> dict[str, float]:
+    n = max(1, len(gold))
+    return {"top1": sum(r[0] == g for r, g in zip(ranked, gold)) / n,
+            "top3": sum(g in r[:3] for r, g in zip(ranked, gold)) / n}
+
+
+def _timed(router: DatabaseRouter, questions: list[str], mode: str) -> tuple[list[Routing], list[float], float]:
+    """Routings, wall-clock ms per question, and mean process CPU ms per question."""
+    router.mode = mode
+    out, ms = [], []
+    cpu = time.process_time()
+    for q in questions:
+        t = time.perf_counter()
+        out.append(router.route(q, top=5))
+        ms.append((time.perf_counter() - t) * 1000)
+    return out, ms, (time.process_time() - cpu) * 1000 / max(1, len(questions))
+
+
+def evaluate(router: DatabaseRouter, questions: list[str], gold: list[str]) -> dict[str, Any]:
+    """Per mode: accuracy and latency (each mode routes every question itself, encoding included)."""
+    results: dict[str, Any] = {}
+    for mode in MODES:
+        routings, ms, cpu_ms = _timed(router, questions, mode)
+        acc = _accuracy([[r.db for r in x.ranked] for x in routings], gold)
+        results[mode] = {**acc, "p50_ms": round(float(np.percentile(ms, 50)), 2),
+                         "p95_ms": round(float(np.percentile(ms, 95)), 2), "cpu_ms": round(cpu_ms, 2)}
+        if mode == "fused":
+            results["close_calls"] = _margins(routings, gold)
+    router.mode = "fused"
+    return results
+
+
+def _margins(routings: list[Routing], gold: list[str]) -> list[dict[str, Any]]:
+    """At each margin: how many calls are close, and top-1 accuracy among close and clear ones."""
+    rows = []
+    for m in MARGINS:
+        close = [x.gap < m for x in routings]
+        right = [x.db == g for x, g in zip(routings, gold)]
+        in_top2 = [g in (x.ranked[0].db, x.ranked[1].db) for x, g in zip(routings, gold)]
+        n_close = sum(close)
+        rows.append({"margin": m, "close": n_close,
+                     "top1_close": sum(r for r, c in zip(right, close) if c) / max(1, n_close),
+                     "top2_close": sum(r for r, c in zip(in_top2, close) if c) / max(1, n_close),
+                     "top1_clear": sum(r for r, c in zip(right, close) if not c) / max(1, len(gold) - n_close)})
+    return rows
+
+
+def sweep(router: DatabaseRouter, questions: list[str], gold: list[str]) -> list[dict[str, Any]]:
+    """Top-1/top-3 of fusion weight settings and of reciprocal-rank fusion, from signals computed once."""
+    signals = [router.signals(q) for q in questions]
+    names = router.index.names
+    rows = []
+    for wd, wb, we in itertools.product((0.0, 0.5, 1.0, 1.5), (0.0, 0.5, 1.0, 1.5), (0.0, 0.5, 1.0, 1.5)):
+        if wd == wb == we == 0:
+            continue
+        router.weights = {"dense": wd, "bm25": wb, "exact": we}
+        ranked = [[names[i] for i in np.argsort(-router.combine(s, "fused"), kind="stable")[:3]] for s in signals]
+        rows.append({"fusion": "z", "dense": wd, "bm25": wb, "exact": we, **_accuracy(ranked, gold)})
+    for k in (10, 60):
+        ranked = [[names[i] for i in np.argsort(-_rrf(s, k), kind="stable")[:3]] for s in signals]
+        rows.append({"fusion": f"rrf{k}", **_accuracy(ranked, gold)})
+    router.weights = {"dense": 1.0, "bm25": 1.0, "exact": 1.0}
+    return sorted(rows, key=lambda r: (-r["top1"], -r["top3"]))
+
+
+def _rrf(signals: dict[str, np.ndarray], k: int) -> np.ndarray:
+    total = np.zeros(len(next(iter(signals.values()))))
+    for values in signals.values():
+        ranks = np.empty(len(values))
+        ranks[np.argsort(-values, kind="stable")] = np.arange(1, len(values) + 1)
+        total += 1.0 / (k + ranks)
+    return total
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m kgsql.lab.route_bench", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", default=None, help="benchmark data folder (default: $KGSQL_DATA_DIR or ../shared/data)")
+    ap.add_argument("--graph-dir", default=None, help="embedded graph folder to use (default: a temporary one)")
+    ap.add_argument("--out", default=None, help="write the results as JSON here")
+    ap.add_argument("--sweep", action="store_true", help="also score fusion weight settings and RRF")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="encoder threads (default 1: on a shared machine wall time then measures one core)")
+    args = ap.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(max(1, args.threads))
+    spider = _data_dir(args.data_dir) / "spider"
+    if not (spider / "database").is_dir() or not (spider / "dev.json").is_file():
+        print(f"route_bench: error: no Spider database/ and dev.json under {spider}", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="kgsql-route-") as tmp:
+        root = Path(args.graph_dir) if args.graph_dir else Path(tmp) / "graph"
+        results = _run(spider, root, Path(tmp) / "cache", sweep_too=args.sweep)
+    print(json.dumps(results, indent=1))
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def _run(spider: Path, root: Path, cache: Path, *, sweep_too: bool) -> dict[str, Any]:
+    from kgsql.graph.embedded import running_server, stop_server
+    from kgsql.route.index import build_index, graph_databases
+    from kgsql.schema_graph import SchemaGraph
+    from kgsql.text.encoder import get_encoder
+
+    started_here = running_server(root) is None
+    graph = SchemaGraph.open(embedded_root=root)
+    try:
+        t = time.perf_counter()
+        graph.ingest(spider / "database")
+        ingest_s = time.perf_counter() - t
+        encoder = get_encoder()
+        encoder.encode_pooled(["warm up"], is_query=True)
+        t = time.perf_counter()
+        index = build_index(encoder, graph_databases(graph.store),
+                            lambda name: graph.schema(name, knowledge=False), cache_dir=cache)
+        index_s = time.perf_counter() - t
+    finally:
+        graph.close()
+        if started_here:
+            stop_server(root)
+    present = set(index.names)
+    dev = [q for q in json.loads((spider / "dev.json").read_text(encoding="utf-8")) if q["db_id"] in present]
+    questions, gold = [q["question"] for q in dev], [q["db_id"] for q in dev]
+    router = DatabaseRouter(index, encoder)
+    results: dict[str, Any] = {"databases": len(index.names), "tables": int(len(index.table_vectors)),
+                               "questions": len(questions), "ingest_s": round(ingest_s, 1),
+                               "index_s": round(index_s, 1), "modes": evaluate(router, questions, gold)}
+    if sweep_too:
+        results["sweep"] = sweep(router, questions, gold)[:15]
+    return results
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""Question -> ranked databases: the first stage of answering with no database named.
+
+Three signals score every database of the index (``kgsql.route.index``):
+
+* ``dense``: cosine between the question's MiniLM vector and each table sentence, a database
+  scoring as its best table (a question is about a table or two, not a whole database);
+* ``bm25``: BM25 over each database's words (names split, plurals folded, descriptions, values);
+* ``exact``: names and values of the database the question repeats word for word, each
+  weighted by how few databases share it (``Aberdeen`` points at one, ``name`` at none).
+
+``fused`` (the default) adds the three after scaling each to its spread over the databases
+(z-scores, weights measured on Spider dev: docs/retrieval.md). The second stage, selection,
+is the usual schema retrieval on the routed database. When the first two databases are
+within ``margin`` of each other the routing is *close*: the answer names both. When neither BM25 nor
+the exact matches found anything, the routing is by meaning alone and says so (``matched`` false).
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kgsql.route.documents import fold
+from kgsql.route.index import DatabaseIndex
+from kgsql.text.encoder import Encoder
+from kgsql.text.words import STOPWORDS
+
+MODES = ("fused", "dense", "bm25", "exact")
+#: Signal weights of ``fused`` (z-scores), and per kind of exactly matched phrase.
+WEIGHTS = {"dense": 1.0, "bm25": 1.0, "exact": 0.5}
+KIND_WEIGHTS = {"table": 1.0, "column": 0.6, "value": 1.0}
+#: Fused score gap (in z units) under which the top two are reported as a close call.
+DEFAULT_MARGIN = 0.5
+MAX_PHRASE_WORDS = 4
+
+
+@dataclass(frozen=True)
+class Route:
+    """One candidate database and its score (higher is likelier)."""
+
+    db: str
+    score: float
+
+
+@dataclass
+class Routing:
+    """The ranked databases for one question; ``close`` when the first two are within the margin."""
+
+    question: str
+    ranked: list[Route]
+    margin: float
+    mode: str
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    #: False when no word of the question is a word, name or value of any database (routed by meaning alone).
+    matched: bool = True
+
+    @property
+    def db(self) -> str:
+        return self.ranked[0].db
+
+    @property
+    def gap(self) -> float:
+        return self.ranked[0].score - self.ranked[1].score if len(self.ranked) > 1 else math.inf
+
+    @property
+    def close(self) -> bool:
+        return self.gap < self.margin
+
+    @property
+    def tied_with(self) -> str | None:
+        """The runner-up when the call is close, else None."""
+        return self.ranked[1].db if self.close else None
+
+    def to_dict(self, top: int = 3) -> dict[str, Any]:
+        return {"db": self.db, "close": self.close, "tied_with": self.tied_with,
+                "gap": None if math.isinf(self.gap) else round(self.gap, 4), "margin": self.margin,
+                "mode": self.mode, "matched": self.matched, "candidates": [{"db": r.db, "score": round(r.score, 4)} for r in self.ranked[:top]]}
+
+    def note(self) -> str:
+        """One line for a person: which database, and the runner-up when the call was close."""
+        line = f"routed to database '{self.db}'"
+        if self.tied_with is not None:
+            line += (f" (close call: '{self.tied_with}' was nearly as likely; answered on '{self.db}', "
+                     f"name the database to ask the other)")
+        if not self.matched:
+            line += "; no database's words, names or values are in the question: routed by meaning alone"
+        return line
+
+
+class DatabaseRouter:
+    """Ranks the databases of a ``DatabaseIndex`` for a question (see module doc)."""
+
+    def __init__(self, index: DatabaseIndex, encoder: Encoder, *, mode: str = "fused",
+                 margin: float = DEFAULT_MARGIN, weights: dict[str, float] | None = None) -> None:
+        if mode not in MODES:
+            from kgsql.errors import InputError
+
+            raise InputError(f"unknown routing mode '{mode}' (choose from {', '.join(MODES)})")
+        self.index, self.encoder, self.mode, self.margin = index, encoder, mode, margin
+        self.weights = dict(WEIGHTS, **(weights or {}))
+        n = len(index.documents)
+        self._bm25 = _bm25(index) if n else None
+        df: dict[str, set[int]] = defaultdict(set)
+        for i, doc in enumerate(index.documents):
+            for phrase in doc.phrases:
+                df[phrase].add(i)
+        self._phrases = {p: (sorted(owners), math.log(1 + n / len(owners))) for p, owners in df.items()}
+
+    # ------------------------------------------------------------------ signals
+
+    def dense(self, question: str) -> np.ndarray:
+        """Per database: the best cosine between the question and one of its table sentences."""
+        out = np.full(len(self.index.documents), -1.0)
+        if len(self.index.table_vectors):
+            q = self.encoder.encode_pooled([question], is_query=True)[0]
+            np.maximum.at(out, self.index.table_owner, self.index.table_vectors @ q)
+        return out
+
+    def bm25(self, question: str) -> np.ndarray:
+        terms = [w for w in fold(question) if w not in STOPWORDS]
+        if self._bm25 is None or not terms:
+            return np.zeros(len(self.index.documents))
+        return np.asarray(self._bm25.get_scores(terms), dtype=np.float64)
+
+    def exact(self, question: str) -> np.ndarray:
+        """Sum over the names and values the question repeats: kind weight x log(1 + N / databases holding it)."""
+        out = np.zeros(len(self.index.documents))
+        ws = fold(question)
+        seen: set[str] = set()
+        for size in range(1, MAX_PHRASE_WORDS + 1):
+            for i in range(len(ws) - size + 1):
+                phrase = " ".join(ws[i:i + size])
+                if phrase in seen or phrase not in self._phrases:
+                    continue
+                seen.add(phrase)
+                owners, idf = self._phrases[phrase]
+                for o in owners:
+                    kind = self.index.documents[o].phrases[phrase]
+                    out[o] += KIND_WEIGHTS.get(kind, 1.0) * idf
+        return out
+
+    def signals(self, question: str) -> dict[str, np.ndarray]:
+        return {"dense": self.dense(question), "bm25": self.bm25(question), "exact": self.exact(question)}
+
+    # ------------------------------------------------------------------ ranking
+
+    def combine(self, signals: dict[str, np.ndarray], mode: str | None = None) -> np.ndarray:
+        """One score per database from ``signals`` under ``mode`` (fused: weighted z-scores)."""
+        mode = mode or self.mode
+        if mode != "fused":
+            return signals[mode]
+        return sum(self.weights[k] * _z(v) for k, v in signals.items() if self.weights.get(k))  # type: ignore[return-value]
+
+    def route(self, question: str, *, top: int | None = None) -> Routing:
+        """The databases ranked for ``question`` (all of them, or the first ``top``)."""
+        if not self.index.documents:
+            from kgsql.errors import InputError
+
+            raise InputError("no database to route to: the graph is empty (run kgsql ingest first)")
+        t0 = time.perf_counter()
+        needed = {"dense", "bm25", "exact"} if self.mode == "fused" else {self.mode}
+        signals = {k: getattr(self, k)(question) for k in needed}
+        scores = self.combine(signals)
+        routing = self.ranking(question, scores, top=top, elapsed_ms=(time.perf_counter() - t0) * 1000)
+        routing.matched = any(bool(np.any(signals[k] > 0)) for k in ("bm25", "exact") if k in signals) \
+            or not ({"bm25", "exact"} & set(signals))
+        return routing
+
+    def ranking(self, question: str, scores: np.ndarray, *, top: int | None = None, mode: str | None = None,
+                elapsed_ms: float = 0.0) -> Routing:
+        order = np.argsort(-scores, kind="stable")[:top]
+        names = self.index.names
+        ranked = [Route(names[i], float(scores[i])) for i in order]
+        margin = self.margin if (mode or self.mode) == "fused" else 0.0
+        return Routing(question, ranked, margin, mode or self.mode, {"route": round(elapsed_ms, 2)})
+
+
+def _z(values: np.ndarray) -> np.ndarray:
+    std = float(values.std())
+    return (values - values.mean()) / std if std > 1e-9 else np.zeros_like(values, dtype=np.float64)
+
+
+def _bm25(index: DatabaseIndex) -> Any:
+    import bm25s
+
+    model = bm25s.BM25()
+    model.index([doc.terms or [""] for doc in index.documents], show_progress=False)
+    return model

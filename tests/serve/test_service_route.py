@@ -1,0 +1,40 @@
+"""The service's ask with no database: the question is routed, the answer's ``routing`` names the database
+(and a close second, answered on the first); the OpenAPI page no longer requires ``db``."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from route_databases import CLOSE_CALL, make_databases
+from test_service_api import request
+
+from kgsql.llm.scripted import ScriptedLM
+
+HONEY = "SELECT hive_id, sum(honey_kg) FROM honey_harvests GROUP BY hive_id"
+TELESCOPES = "SELECT count(*) FROM telescopes"
+
+
+def _sql(messages: list[dict[str, Any]], step: str, params: Any) -> str:
+    return TELESCOPES if "How many telescopes" in messages[-1]["content"] else HONEY
+
+
+def test_ask_without_db_is_routed(schema_graph, serve_graph, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    names = make_databases(tmp_path / "warehouse")
+    schema_graph.ingest(tmp_path / "warehouse")
+    server = serve_graph(ScriptedLM(_sql))
+    status, honey = request(server, "POST", "/api/ask", {"question": "How much honey did each hive give?"})
+    assert status == 200, honey
+    assert honey["db"] == names["apiary"] and honey["routing"]["db"] == names["apiary"]
+    assert honey["routing"]["close"] is False and honey["sql"] == HONEY and len(honey["rows"]) == 2
+    status, close = request(server, "POST", "/api/ask", {"question": CLOSE_CALL, "db": None})
+    pair = {names["observatory_north"], names["observatory_south"]}
+    assert status == 200 and close["routing"]["close"] is True
+    assert {close["routing"]["db"], close["routing"]["tied_with"]} == pair and close["db"] == close["routing"]["db"]
+    assert close["rows"] == [[2]]
+    status, named = request(server, "POST", "/api/ask", {"question": CLOSE_CALL, "db": names["observatory_south"]})
+    assert status == 200 and named["db"] == names["observatory_south"] and "routing" not in named
+    status, empty = request(server, "POST", "/api/ask", {"question": " "})
+    assert status == 400 and empty == {"error": "'question' must be a non-empty string"}
+    status, spec = request(server, "GET", "/api/openapi.json")
+    ask = spec["paths"]["/api/ask"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert status == 200 and ask["required"] == ["question"]
