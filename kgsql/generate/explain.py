@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey
 from kgsql.sql.dialects import dialect_of, sqlglot_name
-from kgsql.sql.names import SchemaNames, SourceCache, columns_of, parse_sql, resolve, scopes
+from kgsql.sql.names import SchemaNames, parse_sql, resolved_columns, scopes
 
 __all__ = ["Explanation", "JoinStep", "FilterStep", "ValueProbe", "explain_sql", "edge_between"]
 
@@ -132,20 +132,8 @@ def _literal_text(node: exp.Expression) -> str | None:
 
 
 def _resolved(tree: exp.Expression, names: SchemaNames) -> dict[int, tuple[str, Column]]:
-    """Each column reference (by node id) that resolves to one schema column, read in its innermost
-    scope first (an outer scope's list may hold a subquery's columns too)."""
-    found: dict[int, tuple[str, Column]] = {}
-    cache: SourceCache = {}
-    for scope in scopes(tree):
-        for column in columns_of(scope):
-            if id(column) in found:
-                continue
-            status, srcs = resolve(column, scope, names, cache)
-            if status == "ok" and len(srcs) == 1 and srcs[0].table:
-                col = names.columns.get(srcs[0].table.lower(), {}).get(column.name.lower())
-                if col is not None:
-                    found[id(column)] = (names.real_table(srcs[0].table), col)
-    return found
+    """Each column reference (by node id) that resolves to one schema column, read in its innermost scope."""
+    return resolved_columns(tree, names, innermost=True)
 
 
 class _Reader:

@@ -222,12 +222,17 @@ def resolve(column: exp.Column, scope: Scope, names: SchemaNames, cache: SourceC
     return ("unknown_qualifier", []) if qualifier else ("missing", own)
 
 
-def resolved_columns(tree: exp.Expression, names: SchemaNames) -> dict[int, tuple[str, Column]]:
-    """Each column reference of ``tree`` (by node id) that resolves to one schema column: (its table, it)."""
+def resolved_columns(tree: exp.Expression, names: SchemaNames, *,
+                     innermost: bool = False) -> dict[int, tuple[str, Column]]:
+    """Each column reference of ``tree`` (by node id) that resolves to one schema column: (its table, it).
+    ``innermost``: a reference is read in the first scope that lists it (an outer scope's list may hold a
+    subquery's columns too)."""
     found: dict[int, tuple[str, Column]] = {}
     cache: SourceCache = {}
     for scope in scopes(tree):
         for column in columns_of(scope):
+            if innermost and id(column) in found:
+                continue
             status, srcs = resolve(column, scope, names, cache)
             if status == "ok" and len(srcs) == 1 and srcs[0].table:
                 col = names.columns.get(srcs[0].table.lower(), {}).get(column.name.lower())
