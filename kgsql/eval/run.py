@@ -25,7 +25,7 @@ from typing import Any, Callable
 from kgsql.cli_types import non_negative_int
 from kgsql.db.privilege import add_privileged_flag, apply_privileged_flag
 from kgsql.errors import InputError
-from kgsql.eval.datasets import Dataset, available_benchmarks, get_benchmark, per_benchmark
+from kgsql.eval.datasets import Dataset, Example, available_benchmarks, get_benchmark, per_benchmark
 from kgsql.eval.datasets.registry import cross_fold_benchmarks, language_help, languages, split_help, taking
 from kgsql.eval.interactions import interaction_line
 from kgsql.eval.method import default_shots, lead_shots, make_method, parse_sets, registry
@@ -252,18 +252,7 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
     cells: list[Cell] = []
     try:
         for dataset in datasets:
-            eligible = dataset.examples
-            if getattr(args, "skip_missing_db", False) or benchmark.skip_missing_db:
-                eligible = [e for e in dataset.examples if dataset.db_path(e.db_id) is not None]
-                if not eligible:
-                    raise InputError(f"{dataset.name} {dataset.split}: no question has its database file "
-                                     f"(looked for <db>/<db>.sqlite under the databases folder beside "
-                                     f"{dataset.root}; give it with --db-dir)")
-                if len(eligible) < len(dataset.examples) and not getattr(args, "skip_missing_db", False):
-                    absent = sorted({e.db_id for e in dataset.examples} - {e.db_id for e in eligible})
-                    say(f"{dataset.name} {dataset.split}: {len(dataset.examples) - len(eligible)} questions "
-                        f"skipped: no database file for {len(absent)} of its databases "
-                        f"({', '.join(absent[:6])}{', ...' if len(absent) > 6 else ''})")
+            eligible = _with_database(args, dataset, benchmark.skip_missing_db, say)
             if getattr(args, "half", None):
                 from kgsql.mining.history import split_examples
 
@@ -300,6 +289,24 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
         if own_graph:
             graph.close()
     return _finish(args, out, cells, methods, metric, started, many, overrides)
+
+
+def _with_database(args: argparse.Namespace, dataset: Dataset, skip_by_default: bool,
+                   say: Callable[[str], None]) -> list[Example]:
+    """The split's questions, less those whose database file is absent where the run or benchmark skips them."""
+    eligible = dataset.examples
+    if getattr(args, "skip_missing_db", False) or skip_by_default:
+        eligible = [e for e in dataset.examples if dataset.db_path(e.db_id) is not None]
+        if not eligible:
+            raise InputError(f"{dataset.name} {dataset.split}: no question has its database file "
+                             f"(looked for <db>/<db>.sqlite under the databases folder beside "
+                             f"{dataset.root}; give it with --db-dir)")
+        if len(eligible) < len(dataset.examples) and not getattr(args, "skip_missing_db", False):
+            absent = sorted({e.db_id for e in dataset.examples} - {e.db_id for e in eligible})
+            say(f"{dataset.name} {dataset.split}: {len(dataset.examples) - len(eligible)} questions "
+                f"skipped: no database file for {len(absent)} of its databases "
+                f"({', '.join(absent[:6])}{', ...' if len(absent) > 6 else ''})")
+    return eligible
 
 
 def _pooled_router(args: argparse.Namespace, graph: Any, dataset: Dataset, encoder: Any,

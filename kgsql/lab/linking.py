@@ -159,6 +159,12 @@ def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None
         read = SqliteSchemas(files={db: ds.db_path(db) for db in every}, enrich=True) \
             if benchmark.schema_source == "sqlite" else source
         bench.pool = {db: schemas.get(db) or read(db) for db in every}
+    _add_items(bench, examples, schemas, with_evidence)
+    return bench
+
+
+def _add_items(bench: Bench, examples: list[Any], schemas: dict[str, DatabaseSchema], with_evidence: bool) -> None:
+    """Each question with the first gold alternative that resolves on its schema; the rest as unresolved."""
     for e in examples:
         schema = schemas.get(e.db_id)
         if schema is None:
@@ -177,7 +183,6 @@ def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None
             continue
         question = f"{e.question} {e.evidence}".strip() if with_evidence and e.evidence else e.question
         bench.items.append(Item(e.id, e.db_id, question, chosen))
-    return bench
 
 
 def _learn_into(schemas: dict[str, DatabaseSchema], examples: list[Any]) -> None:
