@@ -15,15 +15,8 @@ from typing import Any, Iterator
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-if CHROMIUM is None or CHROMEDRIVER is None:
-    pytest.skip("chromium/chromedriver not installed (./run test installs them as root)", allow_module_level=True)
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-
-from selenium.webdriver.chrome.service import Service as ChromeService  # noqa: E402
+import web_browser  # skips this module where Chromium, ChromeDriver or Selenium is missing
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 from kgsql.llm.scripted import ScriptedLM  # noqa: E402
 from kgsql.serve.http import WEB, ApiServer  # noqa: E402
@@ -57,20 +50,11 @@ def page_server(schema_graph, serve_graph, tmp_path_factory) -> ApiServer:  # ty
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory) -> Iterator[Any]:  # type: ignore[no-untyped-def]
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--window-size=1400,900", f"--user-data-dir={tmp_path_factory.mktemp('chrome')}"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=ChromeService(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(60)
-    yield driver
-    driver.quit()
+    yield from web_browser.chromium(tmp_path_factory.mktemp('chrome'))
 
 
 def wait(driver: Any, script: str, timeout: float = 120) -> Any:
-    return WebDriverWait(driver, timeout, poll_frequency=0.2).until(lambda d: d.execute_script(script))
+    return web_browser.wait(driver, script, timeout)
 
 
 def check_screenshot(driver: Any, path: Path, min_ink: float = 0.015) -> None:
