@@ -2,7 +2,7 @@
 
 The fixture is written here (a few lines of JSON, two tiny SQLite files in a
 Spider folder beside the SParC one, one interaction on a database that is
-absent), so nothing depends on /work/shared.
+absent), so nothing depends on ../shared.
 """
 from __future__ import annotations
 
