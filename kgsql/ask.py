@@ -291,6 +291,12 @@ def show(data: dict[str, Any], *, trace: bool = False, explain: bool = False) ->
         print(f"Database: {routing_line(data['routing'])}")
     if data.get("evidence"):
         print(f"Evidence: {data['evidence']}")
+    if data.get("refusal"):  # the database lacks what the question needs: say so, show no rows
+        print(data["refusal"][:1].upper() + data["refusal"][1:])
+        tried = data.get("candidates") or []
+        if tried:
+            print(f"(the query tried: {tried[-1]})")
+        return
     print(f"SQL: {data['sql'] or '(none)'}")
     for flag in data.get("warnings") or []:
         print(f"Warning [{flag['code']}]: {flag['text']}")

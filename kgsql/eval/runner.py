@@ -248,6 +248,7 @@ def answer_record(example: Example, dataset: Dataset, answer: Any, *, timeout_s:
         "calls": [call_record(p) for p in prompts],
         "repaired": getattr(answer, "repaired", 0),
         "warnings": [w["code"] for w in getattr(answer, "warnings", None) or []],  # the answer's flags (issue 34)
+        "refusal": getattr(answer, "refusal", "") or "",
     })
     if getattr(answer, "steps", None):  # agent mode: every thought, action and observation
         rec.extra["agent_steps"] = list(answer.steps)

@@ -60,6 +60,7 @@ class Answer:
     latency_s: float = 0.0
     explanation: dict[str, Any] = field(default_factory=dict)  # what the SQL does (kgsql.generate.explain)
     warnings: list[dict[str, str]] = field(default_factory=list)  # flags: {code, text} (kgsql.generate.flags)
+    refusal: str = ""  # "cannot answer: ..." when the database lacks what the question needs (generate.refusal)
 
     @property
     def ok(self) -> bool:
@@ -105,7 +106,8 @@ class Answer:
 
     def __repr__(self) -> str:
         """One line: the SQL, the row count or the error, the cost (the full record is ``to_dict()``)."""
-        status = f"error={self.error!r}" if self.error else f"rows={len(self.rows)}{'+' if self.truncated else ''}"
+        status = (f"refusal={self.refusal!r}" if self.refusal else f"error={self.error!r}" if self.error
+                  else f"rows={len(self.rows)}{'+' if self.truncated else ''}")
         sql = self.sql if len(self.sql) <= 80 else self.sql[:77] + "..."
         flags = f", warnings={[w['code'] for w in self.warnings]}" if self.warnings else ""
         return (f"Answer(db={self.db!r}, sql={sql!r}, {status}{flags}, tokens={self.tokens.get('total', 0)}, "
@@ -118,6 +120,8 @@ class Answer:
         parts = [f"<div><b>{escape(self.question)}</b> <small>({escape(self.db)}, "
                  f"{self.tokens.get('total', 0)} tokens, {self.latency_s:.1f} s)</small>",
                  f"<pre>{escape(self.sql or '(no SQL)')}</pre>"]
+        if self.refusal:
+            parts.append(f"<p style='color:#8a4b00'><b>{escape(self.refusal)}</b></p>")
         parts += [f"<p style='color:#8a4b00'>&#9888; {escape(w['text'])} <small>({escape(w['code'])})</small></p>"
                   for w in self.warnings]
         lines = self.explanation.get("lines") or []

@@ -183,6 +183,10 @@ class GraphTools:
             return ToolReply(f"Error: {answer.error}", error=True)
         lines = [f"Database: {routing.note()}"] if routing is not None else []
         lines += [f"Understood as: {answer.standalone}"] if earlier and answer.standalone else []
+        if answer.refusal:  # the database lacks what the question needs: no SQL, no rows
+            lines.append(answer.refusal[:1].upper() + answer.refusal[1:])
+            return ToolReply("\n".join(lines), structured={"sql": "", "refusal": answer.refusal,
+                                                           "warnings": [], "explanation": {}})
         lines.append(f"SQL: {answer.sql}")
         if answer.error:
             lines.append(f"Error: {answer.error}")
@@ -193,7 +197,8 @@ class GraphTools:
         lines += [f"Warning [{f['code']}]: {f['text']}" for f in answer.warnings]
         lines += ["Explanation:", *(f"- {line}" for line in answer.explanation.get("lines", []))] \
             if answer.explanation else []
-        structured = {"sql": answer.sql, "warnings": answer.warnings, "explanation": answer.explanation}
+        structured = {"sql": answer.sql, "refusal": "", "warnings": answer.warnings,
+                      "explanation": answer.explanation}
         return ToolReply("\n".join(lines), error=bool(answer.error), structured=structured)
 
     def _route(self, question: str) -> Any:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kgsql.text.words import STOPWORDS, split_identifier, words
+from kgsql.text.words import STOPWORDS, split_identifier, stem, words
 from kgsql.schema.model import DatabaseSchema
 
 COLUMN_FEATURES = (
@@ -25,17 +25,6 @@ COLUMN_FEATURES = (
 )
 TABLE_FEATURES = ("p_max", "p_top3", "log_columns", "t_rel", "tb_rel", "lex_table", "z1_max", "lex_max", "log_tables")
 NAME_WORDS = frozenset({"name", "title", "names"})
-
-
-def stem(word: str) -> str:
-    """Crude plural folding, enough to match ``singers`` with ``singer``."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("es") and word[-3] in "sxz":
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
 
 
 def word_weights(tokens: tuple[str, ...]) -> np.ndarray:

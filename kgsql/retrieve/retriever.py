@@ -299,7 +299,7 @@ class SchemaRetriever:
                    for i in sorted(reasons)]
         table_order = [t for t in facts.table_names if t in chosen_tables]
         return SchemaSelection(prep.schema.name, question, table_order, columns, list(ev.values),
-                               join_tables, disconnected)
+                               join_tables, disconnected, word_support=word_support(ev.late))
 
     @staticmethod
     def _match_reasons(prep: PreparedDatabase, ev: SelectionScores, cols: np.ndarray) -> list[str]:
@@ -333,6 +333,19 @@ class SchemaRetriever:
 
 
 _FIELD_REASON = {"name": REASON_NAME, "table": REASON_TABLE, "description": REASON_DESCRIPTION, "value": REASON_VALUE}
+
+
+def word_support(late: LateInteractionScores) -> dict[str, float]:
+    """Each query word's best match over every document (its pieces' best; documents pruned away on
+    very wide schemas do not count): a word the whole schema matches weakly names nothing in it."""
+    if late.per_token.size == 0:
+        return {}
+    best = np.nan_to_num(late.per_token, nan=-1.0).max(axis=1)
+    out: dict[str, float] = {}
+    for word, score in zip(late.query_tokens, best.tolist()):
+        if word:
+            out[word] = max(out.get(word, -1.0), round(float(score), 4))
+    return out
 
 
 def calibration_file() -> Path:

@@ -45,6 +45,9 @@ class SchemaSelection:
     join_tables: list[str] = field(default_factory=list)  # added only to connect others
     disconnected: bool = False  # selected tables that no FK path joins
     timings_ms: dict[str, float] = field(default_factory=dict)
+    # Each question word's best late-interaction match over every table and column document: how well
+    # the schema holds the word at all (issue 34's refusals read the weakest ones).
+    word_support: dict[str, float] = field(default_factory=dict)
 
     def column_keys(self) -> set[tuple[str, str]]:
         return {(c.table, c.column) for c in self.columns}
@@ -82,4 +85,5 @@ class SchemaSelection:
                        for v in self.values],
             "join_tables": list(self.join_tables),
             "disconnected": self.disconnected,
+            "word_support": dict(self.word_support),
         }

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgsql.retrieve.features import stem
+from kgsql.text.words import stem
 from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.text.words import STOPWORDS, identifier_words, split_identifier, words
 

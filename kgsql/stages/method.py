@@ -28,6 +28,7 @@ from kgsql.stages.examples import PickExamples
 from kgsql.stages.generate import GenerateSQL
 from kgsql.stages.hints import GraphHints
 from kgsql.stages.options import check_options
+from kgsql.stages.refuse import Refuse
 from kgsql.stages.schema import RenderSchema, SelectSchema, SpatialNotes, WholeDatabase
 from kgsql.sql.dialects import dialect_of
 from kgsql.stages.state import QuestionState, Stage
@@ -69,6 +70,8 @@ class OneCallOptions(Rewrites):
     max_rows: int = 1000             # [sql]
     rewrite: bool = True             # conversations: rewrite the question to stand alone (False: join them)
     context: str = "rewrite"         # [context] a follow-up's earlier turns: rewrite | history | none
+    refuse: bool = True              # [refuse] "cannot answer" when a query reaches for what the schema lacks
+    refuse_words: bool = False       # [refuse] also for a question word no schema element matches (noisy on BIRD)
 
     def __post_init__(self) -> None:
         check_options(self)
@@ -100,6 +103,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
         *([PreviousTurns()] if o.context == HISTORY else []),
         GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,
                     max_rows=o.max_rows),
+        *([Refuse(words=o.refuse_words)] if o.refuse else []),
     ]
 
 

@@ -59,6 +59,17 @@ def identifier_words(name: str) -> str:
 _WORD = re.compile(r"[0-9A-Za-z\u00C0-\uFFFF]+")
 
 
+def stem(word: str) -> str:
+    """Crude plural folding, enough to match ``singers`` with ``singer``."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("es") and word[-3] in "sxz":
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
 def words(text: str) -> list[str]:
     """Lower-case word tokens of free text (letters/digits, CJK kept)."""
     return [w.lower() for w in _WORD.findall(text)]

@@ -20,6 +20,7 @@ from llm_stub import Reply, StubServer, chat_body  # noqa: E402
 from kgsql.generate.rewrite import REWRITE_SYSTEM  # noqa: E402
 
 COUNT = "SELECT count(*) FROM cities"
+DEPTH = "What is the average depth of the rivers?"  # the example database holds no depth anywhere
 
 
 def _model(request: dict[str, Any]) -> Reply:
@@ -27,6 +28,8 @@ def _model(request: dict[str, Any]) -> Reply:
     messages = request["json"].get("messages") or []
     if messages and messages[0]["content"] == REWRITE_SYSTEM:
         return Reply(body=chat_body(f"1. {FIRST}\n2. {ALONE}"))
+    if messages and DEPTH in messages[-1]["content"]:
+        return Reply(body=chat_body("SELECT avg(depth) FROM rivers"))
     return Reply(body=chat_body(COUNT))
 
 
@@ -78,6 +81,8 @@ async def _session(params: StdioServerParameters) -> dict[str, Any]:
         out["write_failed"], out["unknown_db_failed"] = write.is_error, unknown_db.is_error
         flagged = await client.call_tool("ask", {"db": "mcp_geo", "question": "How many cities lie in 'Narnia'?"})
         out["flagged"] = (_text(flagged), flagged.structured_content, flagged.is_error)
+        refused = await client.call_tool("ask", {"db": "mcp_geo", "question": DEPTH})
+        out["refused"] = (_text(refused), refused.structured_content, refused.is_error)
         thread = {"db": "mcp_geo", "conversation": "c1"}
         for key, arguments in (("first", {"question": FIRST}), ("follow", {"question": FOLLOW}),
                                ("fresh", {"question": FOLLOW, "reset": True}),
@@ -130,6 +135,10 @@ def test_every_tool_through_the_sdk_client(stub_env, cli_ingest, example_db: Pat
     assert lines[5] == "Explanation:" and lines[6].startswith("- Reads cities")
     assert structured["sql"] == COUNT and structured["warnings"] == [{"code": "unused-literal", "text": flag}]
     assert structured["explanation"]["lines"][-1] == "Computes the number of rows"
+    # a question the database cannot answer: a refusal naming what is missing, no SQL, not a tool failure
+    text, structured, failed = got["refused"]
+    assert not failed and text.startswith("Cannot answer: the database has nothing for 'depth' (closest: rivers.")
+    assert structured["sql"] == "" and structured["refusal"] == text[0].lower() + text[1:]
     assert got["write"].startswith("Error: SQL rejected: not a read-only query")
     assert got["unknown_db"].startswith("Error:") and "nope" in got["unknown_db"]
     assert got["failed"] == set() and got["write_failed"] and got["unknown_db_failed"]  # MCP's isError

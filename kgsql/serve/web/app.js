@@ -189,7 +189,8 @@ function showAnswer(answer) {
   $("explanation").replaceChildren(...((answer.explanation || {}).lines || []).map((line) => el("li", line)));
   $("explained").hidden = !((answer.explanation || {}).lines || []).length;
   $("cost").textContent = `${answer.rounds} round(s) · ${tokens} tokens · ${answer.latency_s.toFixed(1)} s`;
-  $("rows").replaceChildren(answer.error ? el("p", answer.error, { class: "error" }) : rowsTable(answer.columns, answer.rows));
+  $("rows").replaceChildren(answer.refusal ? el("p", answer.refusal, { class: "refusal" })
+    : answer.error ? el("p", answer.error, { class: "error" }) : rowsTable(answer.columns, answer.rows));
   drawChart(answer.chart || null);  // chart.js: bars, a line, a scatter or a map when the rows' shape fits
   const selected = $("selected");
   selected.replaceChildren();
@@ -262,7 +263,8 @@ async function ask(event) {
     $("question").value = "";  // ready for the follow-up
     showAnswer(answer);
     const flagged = (answer.warnings || []).length;  // issue 34: "Answered." alone hid a join on nothing
-    say(routedNote(answer.routing) + (answer.error ? "The query did not run."
+    say(routedNote(answer.routing) + (answer.refusal ? "Not answered: the database lacks what the question needs."
+      : answer.error ? "The query did not run."
       : flagged ? `Answered, with ${flagged} warning(s): see under the SQL.` : "Answered."), Boolean(answer.error));
   } catch (err) {
     say(err.message, true);
