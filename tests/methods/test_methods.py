@@ -232,10 +232,13 @@ def test_kgsql_classic_without_a_pool_is_zero_shot(geo_graph) -> None:  # type: 
 
 @pytest.mark.parametrize("method", [m for m in available_methods() if m != "agent"])
 def test_every_method_but_the_agent_is_stages_over_the_one_loop(method: str) -> None:
-    """One engine (issue 31): each named method is a list of stages ending in the SQL stage."""
+    """One engine (issue 31): each named method is a list of stages around one SQL stage; after it only the
+    refusal check, which calls no model (issue 34)."""
     t2s = build(method, None, ScriptedLM({}))
-    assert isinstance(t2s, StagedMethod) and t2s.stages[-1].name == "sql"
-    assert hasattr(t2s.stages[-1], "loop")
+    names = [s.name for s in t2s.stages]
+    assert isinstance(t2s, StagedMethod) and names.count("sql") == 1
+    assert hasattr(t2s.stages[names.index("sql")], "loop")
+    assert names[names.index("sql") + 1:] in ([], ["refuse"])
 
 
 def test_shots_override_and_zero_shot(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]
@@ -293,6 +296,6 @@ def test_a_method_prints_its_stages_model_and_changed_options() -> None:
 
     default = StagedMethod.one_call(None, ScriptedLM({}))
     assert repr(default) == ("StagedMethod(stages=[select, spatial, render, evidence, lead-examples, examples, "
-                             "hints, sql], model='scripted', default options)")
+                             "hints, sql, refuse], model='scripted', default options)")
     changed = StagedMethod.one_call(None, ScriptedLM({}), OneCallOptions(shots=0, ratio_cast=True))
     assert repr(changed).endswith("model='scripted', changed: ratio_cast=True, shots=0)")

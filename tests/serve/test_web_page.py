@@ -22,6 +22,12 @@ from kgsql.llm.scripted import ScriptedLM  # noqa: E402
 from kgsql.serve.http import WEB, ApiServer  # noqa: E402
 
 ANSWER_SQL = "SELECT name FROM t03 ORDER BY id LIMIT 3"
+NO_COLOUR = "What is the colour of each t03 item?"  # no table has a colour: the model reaches for one
+
+
+def scripted_answer(messages: list[dict[str, Any]], step: str | None, params: dict[str, Any]) -> str:
+    """ANSWER_SQL, except a query on a column no table has for the unanswerable question."""
+    return "SELECT colour FROM t03" if NO_COLOUR in messages[-1]["content"] else ANSWER_SQL
 
 
 def wide_database(path: Path, n: int) -> Path:
@@ -45,7 +51,7 @@ def page_server(schema_graph, serve_graph, tmp_path_factory) -> ApiServer:  # ty
     folder = tmp_path_factory.mktemp("web")
     for n in (11, 55):
         schema_graph.ingest(wide_database(folder / f"web{n}.sqlite", n), name=f"web{n}", force=True)
-    return serve_graph(ScriptedLM(default=ANSWER_SQL))
+    return serve_graph(ScriptedLM(scripted_answer))
 
 
 @pytest.fixture(scope="module")
@@ -201,6 +207,20 @@ def test_flags_show_under_the_sql_and_the_explanation_opens(page_server: ApiServ
     lines = explanation.text.splitlines()
     assert lines[0] == "Reads t03" and "Keeps the 3 row(s) with the lowest t03.id" in lines
     check_screenshot(browser, tmp_path / "flagged.png")
+
+
+def test_a_refusal_replaces_the_rows_and_says_why(page_server: ApiServer, browser: Any) -> None:
+    """Issue 34: a question the database cannot answer shows "cannot answer" where the rows would be."""
+    browser.get(f"{page_server.url}/?db=web11")
+    wait(browser, "return window.kgsql.cy && window.kgsql.cy.nodes().length === 11")
+    browser.find_element(By.ID, "new-thread").click()
+    browser.find_element(By.ID, "question").send_keys(NO_COLOUR)
+    browser.find_element(By.ID, "go").click()
+    wait(browser, "return document.querySelectorAll('#rows .refusal').length > 0", timeout=300)
+    refusal = browser.find_element(By.CSS_SELECTOR, "#rows .refusal")
+    assert refusal.is_displayed() and refusal.text.startswith("cannot answer: the database has nothing for 'colour'")
+    assert browser.find_element(By.ID, "sql").text == "(no SQL)"
+    assert browser.find_element(By.ID, "status").text == "Not answered: the database lacks what the question needs."
 
 
 def test_auto_routes_the_question_and_says_where(page_server: ApiServer, browser: Any) -> None:
