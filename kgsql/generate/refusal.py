@@ -4,9 +4,10 @@ The signal rides on what the model already wrote, so an answerable question pays
 extra call): asked for something the schema lacks, a small model writes the name it wishes existed
 (``weight``, ``gender``, ``LifeExpectancy``), the query fails, and the correction loop then settles on
 some other column that runs, an answer that looks right and is not. A refusal is made when a query of
-the answer names a column or table that does not exist, the question asks for it in its own words, and
-no name, description or stored value of the schema holds those words: the notion is missing, not
-misspelt. The closest columns are named so the user can ask again.
+the answer names a column or table that does not exist, the question asks for it in its own words, no
+name, description or stored value of the schema holds those words, and the retriever matches the word
+nowhere well (else the schema holds it under another name: "cost" for ``price``): the notion is missing,
+not misspelt or renamed. The closest columns are named so the user can ask again.
 """
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ SYNONYM_SUPPORT = 0.5
 @dataclass(frozen=True)
 class Refusal:
     """Why a question cannot be answered: the ``wanted`` name the model reached for, the question's
-    ``missing`` words no schema element holds, and the ``closest`` columns there are."""
+    ``missing`` words (as the question says them) no schema element holds, and the ``closest`` columns."""
 
     wanted: str
     missing: tuple[str, ...]
@@ -163,12 +164,20 @@ def unsupported_words(question: str, known: set[str], word_support: dict[str, fl
     return tuple(out)
 
 
-def _support(word: str, question: str, word_support: dict[str, float]) -> float | None:
-    """The retrieval's support of a missing ``word`` (a stem, maybe several question words run together):
-    the best of the question words it is made of."""
-    scores = [v for w, v in word_support.items() if w in words(question)
-              and (_same(stem(w), word) or (len(w) >= 3 and word.startswith(stem(w))))]
-    return max(scores) if scores else None
+def _parts(word: str, question_words: Sequence[str]) -> list[str]:
+    """The question's own words a missing ``word`` (a stem, or two words run together) stands for."""
+    for w in question_words:
+        if _same(stem(w), word):
+            return [w]
+    for a, b in zip(question_words, question_words[1:]):
+        if stem(a + b) == word:
+            return [a, b]
+    return []
+
+
+def _support(parts: Sequence[str], word_support: dict[str, float]) -> float:
+    """The retrieval's best support among a missing word's question words (0 when unknown)."""
+    return max((word_support.get(w, 0.0) for w in parts), default=0.0)
 
 
 def refusal_for(question: str, schema: DatabaseSchema, queries: Iterable[str], *,
@@ -178,15 +187,16 @@ def refusal_for(question: str, schema: DatabaseSchema, queries: Iterable[str], *
     that does not exist for words the question asks for and the schema holds nowhere (not even under
     another name, when the retrieval's ``word_support`` is given: :data:`SYNONYM_SUPPORT`), or (with
     ``words_signal``) when a word of the question names nothing in the schema; else None."""
-    question_words = [stem(w) for w in words(question) if w not in STOPWORDS]
+    plain = [w for w in words(question) if w not in STOPWORDS]
+    question_words = [stem(w) for w in plain]
     known = schema_words(schema)
     names = SchemaNames(schema)
     dialect = sqlglot_name(dialect_of(schema))
     support = word_support or {}
     for sql in queries:
         for name, tables in _unknown_names(sql, names, dialect):
-            missing = tuple(w for w in _missing(_asked(name, question_words), known)
-                            if (_support(w, question, support) or 0.0) < SYNONYM_SUPPORT)
+            said = [_parts(w, plain) for w in _missing(_asked(name, question_words), known)]
+            missing = tuple(" ".join(p) for p in said if p and _support(p, support) < SYNONYM_SUPPORT)
             if missing:
                 return Refusal(wanted=name, missing=missing, closest=_closest(name, tables, schema))
     if words_signal and support:
@@ -210,7 +220,8 @@ def apply_refusal(answer: Any, schema: DatabaseSchema, question: str | None = No
     queries = list(answer.candidates) or ([answer.sql] if answer.sql else [])
     found = refusal_for(question or answer.standalone or answer.question, schema, queries,
                         word_support=selection.get("word_support") or None,
-                        values=[v.get("value", "") for v in selection.get("values") or []], words_signal=words_signal)
+                        values=[v.get("value", "") for v in selection.get("values") or []],
+                        words_signal=words_signal)
     if found is not None:
         answer.refusal = found.text
         answer.sql, answer.rows, answer.columns, answer.truncated = "", [], [], False

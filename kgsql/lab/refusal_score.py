@@ -6,10 +6,10 @@
 ``DIR`` is a folder :mod:`kgsql.lab.refusal_set` wrote (``dev.json`` says which questions lost a column).
 A record counts as refused when its answer refused (``extra.refusal``); with ``--replay`` the refusal is
 decided again from the record's own queries (``extra.candidates``) by :func:`kgsql.generate.refusal.refusal_for`
-on ``DIR/database`` (no model call), which is how a run made before the rule existed is scored. ``--databases`` scores any eval run's records
-(Spider, BIRD: every question answerable) for the share refused. Prints the
-share refused among the hidden-column questions and among the untouched ones (issue 34's goals: >= 80 %
-and <= 5 %), and EX on the untouched ones with refused answers counted wrong.
+on ``DIR/database`` (no model call), which is how a run made before the rule existed is scored.
+``--databases`` scores any eval run's records (Spider, BIRD: every question answerable) for the share
+refused. Prints the share refused among the hidden-column questions and among the untouched ones (issue
+34's goals: >= 80 % and <= 5 %), and EX on the untouched ones with refused answers counted wrong.
 """
 from __future__ import annotations
 
@@ -30,8 +30,11 @@ def read_set(directory: Path) -> dict[tuple[str, str], dict[str, Any] | None]:
     path = directory / "dev.json"
     if not path.is_file():
         raise KgsqlError(f"no refusal set in {directory} (dev.json missing): build one with kgsql.lab.refusal_set")
-    rows = json.loads(path.read_text(encoding="utf-8"))
-    if not all(isinstance(r, dict) and "refusal_case" in r for r in rows):
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise KgsqlError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and "refusal_case" in r for r in rows):
         raise KgsqlError(f"{path} is not a refusal set: its rows have no 'refusal_case'")
     return {(r["db_id"], r["question"]): r["refusal_case"] for r in rows}
 
@@ -70,6 +73,10 @@ def recorded_refusal(record: dict[str, Any]) -> str:
     return str((record.get("extra") or {}).get("refusal") or "")
 
 
+def _share(k: int, n: int) -> float | None:
+    return round(k / n, 4) if n else None
+
+
 def score(records: list[dict[str, Any]], cases: dict[tuple[str, str], dict[str, Any] | None],
           refusal: Callable[[dict[str, Any]], str]) -> dict[str, Any]:
     """Refused shares on both halves, EX on the untouched half (a refusal counts wrong), and the texts."""
@@ -95,11 +102,10 @@ def score(records: list[dict[str, Any]], cases: dict[tuple[str, str], dict[str, 
             counts["hidden" if case is not None else "untouched"] += 1
             examples.append({"id": record.get("id"), "db_id": record["db_id"], "hidden": case,
                              "question": record["question"], "refusal": text})
-    share = lambda k, n: round(k / n, 4) if n else None  # noqa: E731
-    return {"hidden": hidden, "hidden_refused": hidden_refused, "hidden_refused_share": share(hidden_refused, hidden),
+    return {"hidden": hidden, "hidden_refused": hidden_refused, "hidden_refused_share": _share(hidden_refused, hidden),
             "untouched": untouched, "untouched_refused": untouched_refused,
-            "untouched_refused_share": share(untouched_refused, untouched),
-            "untouched_ex": share(right, untouched), "by_signal": by_signal, "goals": GOALS, "refusals": examples}
+            "untouched_refused_share": _share(untouched_refused, untouched),
+            "untouched_ex": _share(right, untouched), "by_signal": by_signal, "goals": GOALS, "refusals": examples}
 
 
 def main(argv: list[str] | None = None) -> int:

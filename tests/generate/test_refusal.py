@@ -37,7 +37,7 @@ def test_a_query_reaching_for_a_missing_column_the_question_asks_for_is_refused(
 def test_a_word_spelt_across_question_words_and_a_wrong_qualifier(singers: Any) -> None:
     found = refusal_for("List the life expectancy of each singer.", singers,
                         ["SELECT T1.lifeexpectancy FROM singer AS T1"])
-    assert found is not None and found.missing == ("lifeexpectancy",)
+    assert found is not None and found.missing == ("life expectancy",)  # as the question says it
     # the column exists in another table: a wrong qualifier, not a missing notion
     assert refusal_for("What are the song titles?", singers, ["SELECT T1.title FROM singer AS T1"]) is None
 

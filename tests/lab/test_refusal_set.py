@@ -91,7 +91,7 @@ def test_scores_recorded_and_replayed(tmp_path: Path, capsys: Any) -> None:
     assert refusal_score.main([str(path), "--set", str(out), "--replay", "--out", str(report)]) == 0
     replayed = json.loads(report.read_text())
     assert (replayed["hidden_refused"], replayed["untouched_refused"]) == (1, 0)
-    assert f"'{hidden['refusal_case']['column']}'" in replayed["refusals"][0]["refusal"]
+    assert f"nothing for '{hidden['refusal_case']['column']}" in replayed["refusals"][0]["refusal"]  # "titles"
 
 
 def test_bad_input_is_one_line(tmp_path: Path, capsys: Any) -> None:
