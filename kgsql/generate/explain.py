@@ -131,11 +131,6 @@ def _literal_text(node: exp.Expression) -> str | None:
     return None
 
 
-def _resolved(tree: exp.Expression, names: SchemaNames) -> dict[int, tuple[str, Column]]:
-    """Each column reference (by node id) that resolves to one schema column, read in its innermost scope."""
-    return resolved_columns(tree, names, innermost=True)
-
-
 class _Reader:
     """Walks one parsed query once and fills an :class:`Explanation`."""
 
@@ -143,7 +138,7 @@ class _Reader:
         self.tree = tree
         self.schema = schema
         self.names = SchemaNames(schema)
-        self.columns = _resolved(tree, self.names)
+        self.columns = resolved_columns(tree, self.names, innermost=True)  # each read in its innermost scope
         self.probe = probe
         self.out = Explanation()
 

@@ -134,7 +134,8 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
     for join in explanation.joins:
         if join.origin is None:
             flags.append(Flag("no-edge-join", f"joins {join.left} = {join.right}, which no graph edge links"))
-    tree = parse_sql(sql, sqlglot_name(dialect_of(schema))) if sql.strip() else None
+    dialect = sqlglot_name(dialect_of(schema))
+    tree = parse_sql(sql, dialect) if sql.strip() else None
     if tree is not None:
         used = [t["table"] for t in explanation.tables]
         for table in unused_tables(question, selected, used, schema):
@@ -144,7 +145,6 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
             shown = ", ".join(repr(m) for m in missing[:3])
             flags.append(Flag("unused-literal", f"the question's {shown} do(es) not appear in the query"))
     flags += _empty_or_null(rows, error)
-    dialect = sqlglot_name(dialect_of(schema))
     if sql and rounds > 1 and first_sql and _normal(first_sql, dialect) != _normal(sql, dialect):
         flags.append(Flag("corrected", f"self-correction rewrote the model's first query ({rounds} generations)"))
     return flags

@@ -189,18 +189,22 @@ def refusal_for(question: str, schema: DatabaseSchema, queries: Iterable[str], *
     ``words_signal``) when a word of the question names nothing in the schema; else None."""
     plain = [w for w in words(question) if w not in STOPWORDS]
     question_words = [stem(w) for w in plain]
-    known = schema_words(schema)
+    known: set[str] | None = None  # the schema's words: read only once something is missing (rarely)
     names = SchemaNames(schema)
     dialect = sqlglot_name(dialect_of(schema))
     support = word_support or {}
     for sql in queries:
         for name, tables in _unknown_names(sql, names, dialect):
-            said = [_parts(w, plain) for w in _missing(_asked(name, question_words), known)]
+            asked = _asked(name, question_words)
+            if not asked:
+                continue
+            known = schema_words(schema) if known is None else known
+            said = [_parts(w, plain) for w in _missing(asked, known)]
             missing = tuple(" ".join(p) for p in said if p and _support(p, support) < SYNONYM_SUPPORT)
             if missing:
                 return Refusal(wanted=name, missing=missing, closest=_closest(name, tables, schema))
     if words_signal and support:
-        missing = unsupported_words(question, known, support, values)
+        missing = unsupported_words(question, schema_words(schema) if known is None else known, support, values)
         if missing:
             return Refusal(wanted=missing[0], missing=missing, closest=_closest(missing[0], (), schema),
                            signal="words")
