@@ -7,7 +7,8 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Callable, ContextManager, Iterator
 
 import pytest
 
@@ -118,6 +119,37 @@ def ingest_cli(env: dict[str, str], path: Path, name: str) -> None:
 @pytest.fixture
 def cli_ingest() -> Callable[[dict[str, str], Path, str], None]:
     return ingest_cli
+
+
+class GeoAsk:
+    """``kgsql ask`` as a user runs it on the example database ingested as ``db``; ``stub``: its model."""
+
+    def __init__(self, env: dict[str, str], db: str, stub: Any) -> None:
+        self.env, self.db, self.stub = env, db, stub
+
+    def __call__(self, question: str, *flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "kgsql.ask", question, "--db", self.db, *flags],
+                              capture_output=True, text=True, env=self.env, timeout=300)
+
+
+@pytest.fixture
+def geo_ask(stub_env: Callable[..., dict[str, str]], example_db: Path) -> Callable[[str, str], ContextManager[GeoAsk]]:
+    """``with geo_ask(SQL, NAME) as ask:`` the example database ingested as NAME, and ``ask(question, *flags)``
+    running ``python -m kgsql.ask`` on it with a stub model that answers SQL to every call
+    (``ask.stub.requests``: what the model was sent, readable after the block too)."""
+    @contextmanager
+    def start(sql: str, name: str) -> Iterator[GeoAsk]:
+        from llm_stub import Reply, StubServer, chat_body
+
+        stub = StubServer().always(Reply(body=chat_body(sql)))
+        try:
+            env = stub_env(stub)
+            ingest_cli(env, example_db, name)
+            yield GeoAsk(env, name, stub)
+        finally:
+            stub.close()
+
+    return start
 
 
 @pytest.fixture(scope="session")

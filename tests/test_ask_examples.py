@@ -2,38 +2,25 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from llm_stub import Reply, StubServer, chat_body
 
-
-def test_examples_reach_the_prompt_and_a_missing_file_is_one_line(stub_env, cli_ingest, example_db: Path,
-                                                                  tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_examples_reach_the_prompt_and_a_missing_file_is_one_line(geo_ask, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     log = tmp_path / "log.jsonl"
     log.write_text(json.dumps({"db_id": "ask_geo", "question": "How many rivers are there?",
                                "sql": "SELECT count(*) FROM rivers"}) + "\n")
-    stub = StubServer().always(Reply(body=chat_body("SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1")))
-    env = stub_env(stub)
-    try:
-        cli_ingest(env, example_db, "ask_geo")
-        ask = [sys.executable, "-m", "kgsql.ask", "Which river is the longest?", "--db", "ask_geo"]
-        with_examples = subprocess.run([*ask, "--examples", str(log)], capture_output=True, text=True, env=env,
-                                       timeout=300)
-        first_run = len(stub.requests)
-        without = subprocess.run(ask, capture_output=True, text=True, env=env, timeout=300)
-        missing = subprocess.run([*ask, "--examples", str(tmp_path / "nope.jsonl")], capture_output=True,
-                                 text=True, env=env, timeout=300)
-    finally:
-        stub.close()
+    with geo_ask("SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1", "ask_geo") as ask:
+        with_examples = ask("Which river is the longest?", "--examples", str(log))
+        first_run = len(ask.stub.requests)
+        without = ask("Which river is the longest?")
+        missing = ask("Which river is the longest?", "--examples", str(tmp_path / "nope.jsonl"))
     assert with_examples.returncode == 0, with_examples.stderr
     assert "Silver River" in with_examples.stdout and "zero-shot" not in with_examples.stderr
-    prompt = json.dumps(stub.requests[0]["json"]["messages"])
+    prompt = json.dumps(ask.stub.requests[0]["json"]["messages"])
     assert "How many rivers are there?" in prompt and "SELECT count(*) FROM rivers" in prompt
     assert "1 example(s) from the examples given shown" in with_examples.stderr
     assert without.returncode == 0 and "5 of kgsql's shipped examples shown" in without.stderr
-    later = [json.dumps(r["json"]["messages"]) for r in stub.requests[first_run:]]
+    later = [json.dumps(r["json"]["messages"]) for r in ask.stub.requests[first_run:]]
     assert all("How many rivers are there?" not in prompt for prompt in later)
     assert all("Who directed Avatar?" in prompt for prompt in later)  # the shipped default examples
     assert missing.returncode == 1 and missing.stderr.strip() == \

@@ -3,27 +3,16 @@ beyond the one that wrote the SQL."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
-
-from llm_stub import Reply, StubServer, chat_body
 
 LONGEST = "SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1"
 QUESTION = "Which river longer than 100 km is the longest?"  # 100: a literal the query leaves out
 
 
-def test_explain_and_json_carry_the_explanation_and_the_warnings(stub_env, cli_ingest, example_db: Path) -> None:  # type: ignore[no-untyped-def]
-    stub = StubServer().always(Reply(body=chat_body(LONGEST)))
-    env = stub_env(stub)
-    try:
-        cli_ingest(env, example_db, "explain_geo")
-        ask = [sys.executable, "-m", "kgsql.ask", QUESTION, "--db", "explain_geo"]
-        explained = subprocess.run([*ask, "--explain"], capture_output=True, text=True, env=env, timeout=300)
-        as_json = subprocess.run([*ask, "--json"], capture_output=True, text=True, env=env, timeout=300)
-        calls = len(stub.requests)
-    finally:
-        stub.close()
+def test_explain_and_json_carry_the_explanation_and_the_warnings(geo_ask) -> None:  # type: ignore[no-untyped-def]
+    with geo_ask(LONGEST, "explain_geo") as ask:
+        explained = ask(QUESTION, "--explain")
+        as_json = ask(QUESTION, "--json")
+        calls = len(ask.stub.requests)
     assert explained.returncode == 0, explained.stderr
     out = explained.stdout.splitlines()
     warning = "Warning [unused-literal]: the question's '100' do(es) not appear in the query"

@@ -3,26 +3,15 @@ missing and the closest columns, the query tried, no rows; ``--json`` carries th
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
-
-from llm_stub import Reply, StubServer, chat_body
 
 TRIED = "SELECT avg(depth) FROM rivers"
 QUESTION = "What is the average depth of the rivers?"  # the example database holds no depth anywhere
 
 
-def test_a_refusal_instead_of_sql_on_the_cli(stub_env, cli_ingest, example_db: Path) -> None:  # type: ignore[no-untyped-def]
-    stub = StubServer().always(Reply(body=chat_body(TRIED)))
-    env = stub_env(stub)
-    try:
-        cli_ingest(env, example_db, "refuse_geo")
-        ask = [sys.executable, "-m", "kgsql.ask", QUESTION, "--db", "refuse_geo"]
-        plain = subprocess.run(ask, capture_output=True, text=True, env=env, timeout=300)
-        as_json = subprocess.run([*ask, "--json"], capture_output=True, text=True, env=env, timeout=300)
-    finally:
-        stub.close()
+def test_a_refusal_instead_of_sql_on_the_cli(geo_ask) -> None:  # type: ignore[no-untyped-def]
+    with geo_ask(TRIED, "refuse_geo") as ask:
+        plain = ask(QUESTION)
+        as_json = ask(QUESTION, "--json")
     assert plain.returncode == 0, plain.stderr
     lines = plain.stdout.splitlines()
     refusal = next(line for line in lines if line.startswith("Cannot answer:"))
