@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Collection
 
 from kgsql.errors import KgsqlError
+from kgsql.lab.folders import new_folder
 
 __all__ = ["HiddenColumn", "build_refusal_set", "hideable_columns", "hide_column"]
 
@@ -196,18 +197,9 @@ def main(argv: list[str] | None = None) -> int:
             raise KgsqlError(f"no Spider dev.json in {args.spider_dir}")
         if args.n < 1:
             raise KgsqlError(f"--n must be at least 1, not {args.n}")
-        if args.out.exists():
-            raise KgsqlError(f"{args.out} exists: give a new folder")
         exclude = {int(r["spider_index"]) for path in args.exclude for r in _read_rows(path)}
-        partial = args.out.with_name(args.out.name + ".partial")  # renamed when whole: nothing half-written
-        shutil.rmtree(partial, ignore_errors=True)
-        partial.mkdir(parents=True)
-        try:
+        with new_folder(args.out) as partial:
             counts = build_refusal_set(args.spider_dir, partial, n=args.n, seed=args.seed, exclude=exclude)
-        except BaseException:
-            shutil.rmtree(partial, ignore_errors=True)
-            raise
-        partial.rename(args.out)
     except (KgsqlError, OSError, ValueError) as exc:
         print(f"kgsql.lab.refusal_set: error: {exc}", file=sys.stderr)
         return 1

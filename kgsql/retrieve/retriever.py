@@ -6,7 +6,8 @@ Pipeline per question (everything per database is prepared once and cached):
 2. late-interaction MaxSim against every table and column document;
 3. value search when the database file is available;
 4. features -> calibrated probabilities for columns, then tables;
-5. selection: tables above the table threshold (at least the best one),
+5. selection: tables above the table threshold (at least the best one) and
+   tables the question names (every word of the name, any ending),
    their columns above the column threshold, their name-like columns and
    primary keys, columns whose values the question mentions, a top-k floor;
 6. join-path completion so the sub-schema is always joinable.
@@ -35,7 +36,7 @@ import numpy as np
 
 from kgsql.retrieve.documents import FIELD_NAMES, Document, schema_documents
 from kgsql.text.encoder import Encoder, TokenEmbeddings, get_encoder
-from kgsql.retrieve.features import LogisticModel, SchemaFacts, column_features, table_features
+from kgsql.retrieve.features import COLUMN_FEATURES, LogisticModel, SchemaFacts, column_features, table_features
 from kgsql.retrieve.index import IndexStore, TokenIndex
 from kgsql.schema.joins import FKGraph, complete_joins, fk_graph
 from kgsql.retrieve.late_interaction import LateInteractionScores, late_interaction
@@ -50,6 +51,8 @@ from kgsql.schema.model import DatabaseSchema
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 #: Environment variable naming a calibration file to use instead of ``CALIBRATION_FILE``.
 ENV_CALIBRATION = "KGSQL_CALIBRATION"
+#: Columns of the feature matrix: the share of a column's / its table's name words the question says.
+LEX_COLUMN, LEX_TABLE = COLUMN_FEATURES.index("lex_column"), COLUMN_FEATURES.index("lex_table")
 #: Prepared databases (and value indexes) kept in memory per retriever, least recently used dropped.
 MAX_PREPARED = 64
 
@@ -64,6 +67,7 @@ class SelectionConfig:
     value_threshold: float = 0.85
     include_primary_keys: bool = True
     include_name_columns: bool = True
+    include_named_tables: bool = True  # a table every word of whose name the question says is chosen
     complete_joins: bool = True
 
 
@@ -261,6 +265,9 @@ class SchemaRetriever:
         tables = set(np.flatnonzero(ev.p_table >= cfg.table_threshold).tolist())
         if len(ev.p_table):
             tables.add(int(np.argmax(ev.p_table)))  # first max: deterministic
+        named: set[int] = set()
+        if cfg.include_named_tables:  # "the name of the event": `event`, however low its calibrated score
+            named = set(np.unique(tix[ev.features[:, LEX_TABLE] >= 1.0]).tolist())
         order = np.argsort(-p, kind="stable")
         for i in order[: cfg.top_k_floor]:
             add(int(i), REASON_TOP_K)
@@ -273,7 +280,7 @@ class SchemaRetriever:
         if cfg.include_name_columns:
             for i in np.flatnonzero(in_tables & (facts.name_like > 0)):
                 add(int(i), REASON_TABLE)
-        chosen_tables = {facts.table_names[tix[i]] for i in reasons}
+        chosen_tables = {facts.table_names[tix[i]] for i in reasons} | {facts.table_names[t] for t in named}
         join_tables: list[str] = []
         disconnected = False
         if cfg.complete_joins:
@@ -314,7 +321,7 @@ class SchemaRetriever:
         for j, i in enumerate(cols):
             if ev.value_scores[i] > 0:
                 out.append(REASON_VALUE)
-            elif ev.features[i, 8] > 0 or M.size == 0:  # lexical name overlap
+            elif ev.features[i, LEX_COLUMN] > 0 or M.size == 0:  # lexical name overlap
                 out.append(REASON_NAME)
             else:
                 # The query token that singles this column out most, and the document row it matched.

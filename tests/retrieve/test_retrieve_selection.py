@@ -154,3 +154,16 @@ def test_every_chosen_table_brings_its_name_column(retriever, tmp_path: Path) ->
         schema, "Which publisher published the one with the lowest Intelligence attribute value?", db_path=path)
     assert "superhero" in sel.tables
     assert ("superhero", "superhero_name") in {(c.table, c.column) for c in sel.columns}
+
+
+def test_a_table_the_question_names_is_chosen(retriever, school, school_db: Path) -> None:  # type: ignore[no-untyped-def]
+    """Every word of a table's name in the question (any ending) chooses it, whatever its calibrated score:
+    "list the name of the event they were spent on" needs `event` (BIRD student_club, missed before)."""
+    q = "How many students are there, and in which buildings are the rooms?"
+    strict = retriever.with_config(table_threshold=1.0, column_threshold=1.0, top_k_floor=0, value_threshold=9.0,
+                                   complete_joins=False)
+    named = strict.select(school, q, db_path=school_db)
+    assert {"students", "buildings", "rooms"} <= set(named.tables)
+    assert "courses" not in named.tables and "enrollments" not in named.tables
+    unnamed = strict.with_config(include_named_tables=False).select(school, q, db_path=school_db)
+    assert not {"students", "buildings", "rooms"} <= set(unnamed.tables)  # the rule, not the scores, chose them
