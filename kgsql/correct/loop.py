@@ -7,8 +7,9 @@ same prompt plus a tip often gives the same query. Here:
 1. the first candidate is generated greedily and run through the rules of
    ``kgsql.correct`` (one ``CheckContext`` per question, one connection);
    a failed one is first rewritten without a model call by the repairs of
-   :data:`REPAIRS`, in order (columns on the wrong tables moved through the FK
-   graph, ``kgsql.correct.repair``; a lookup table's label read through its
+   :data:`REPAIRS`, in order (a table named in another number than the
+   database's renamed, ``kgsql.correct.table_names``; columns on the wrong
+   tables moved through the FK graph, ``kgsql.correct.repair``; a lookup table's label read through its
    key, ``kgsql.correct.lookup``; on spatial databases a column of the table a
    row lies in joined by location, ``kgsql.correct.spatial_joins``), keeping
    the first rewrite that runs;
@@ -60,6 +61,7 @@ from kgsql.correct.ranking import rank_known_values
 from kgsql.correct.ratios import cast_ratios
 from kgsql.correct.repair import repair_joins
 from kgsql.correct.spatial_joins import repair_spatial_joins
+from kgsql.correct.table_names import rename_tables
 from kgsql.correct.units import ellipsoid_units, geography_units
 from kgsql.correct.rules import is_vacuous
 from kgsql.db.isolate import prestart
@@ -78,6 +80,7 @@ class Rewrites:
     :data:`REWRITES`. A method's options inherit these fields, so ``--set <switch>=false`` reaches the loop
     with no mirror to keep, and a new repair is one module plus one field and one line here."""
 
+    table_names: bool = True       # [sql] a table the database has in another number (city -> cities)
     join_repair: bool = True       # [sql] misplaced columns moved to their tables via the FK graph
     lookup_repair: bool = True     # [sql] a lookup table's label read through its key (eye_colour -> colour)
     spatial_repair: bool = True    # [sql] a column of the table a row lies in, joined by location (province)
@@ -116,6 +119,7 @@ class LoopOptions(Rewrites):
 #: Rewrites of a failed candidate without a model call, in the order tried: (the :class:`Rewrites` switch,
 #: the rewrite, returning the new SQL or None).
 REPAIRS: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
+    ("table_names", rename_tables),
     ("join_repair", repair_joins),
     ("lookup_repair", repair_lookups),
     ("spatial_repair", repair_spatial_joins),

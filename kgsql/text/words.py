@@ -70,6 +70,27 @@ def stem(word: str) -> str:
     return word
 
 
+def singular_forms(word: str) -> set[str]:
+    """The word and what it is with a plural ending taken off (``courses``: courses, course, cours): two
+    words are the same word in another number when their forms meet (:func:`same_words`)."""
+    w = word.lower()
+    forms = {w}
+    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        forms.add(w[:-1])
+    if len(w) > 3 and w.endswith("es"):
+        forms.add(w[:-2])
+    if len(w) > 4 and w.endswith("ies"):
+        forms.add(w[:-3] + "y")
+    return forms
+
+
+def same_words(a: str, b: str) -> bool:
+    """Do two identifiers say the same words up to number and case (``city`` / ``Cities``,
+    ``river_city`` / ``RiverCities``)?"""
+    wa, wb = split_identifier(a), split_identifier(b)
+    return len(wa) == len(wb) > 0 and all(singular_forms(x) & singular_forms(y) for x, y in zip(wa, wb))
+
+
 def words(text: str) -> list[str]:
     """Lower-case word tokens of free text (letters/digits, CJK kept)."""
     return [w.lower() for w in _WORD.findall(text)]

@@ -74,7 +74,8 @@ def test_the_loop_tries_the_repairs_in_order_and_keeps_the_first_that_runs(ctx: 
     from kgsql.correct.loop import REPAIRS, CorrectionLoop, LoopOptions
     from kgsql.llm.trace import Trace
 
-    assert [name for name, _ in REPAIRS][:2] == ["join_repair", "lookup_repair"]
+    names = [name for name, _ in REPAIRS]
+    assert names.index("join_repair") < names.index("lookup_repair")
 
     class OneQuery:
         stepwise = False

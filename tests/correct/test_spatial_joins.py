@@ -91,7 +91,7 @@ class _Once:
 
 @pytest.mark.parametrize("on", [True, False])
 def test_the_loop_tries_it_after_the_key_repairs(geo_ctx: CheckContext, on: bool) -> None:
-    assert [name for name, _ in REPAIRS] == ["join_repair", "lookup_repair", "spatial_repair"]
+    assert [name for name, _ in REPAIRS] == ["table_names", "join_repair", "lookup_repair", "spatial_repair"]
     model = _Once("SELECT name FROM rivers WHERE province = 'Southreach'")
     loop = CorrectionLoop(model, LoopOptions(spatial_repair=on, max_rounds=1, samples=0))
     result = loop.run(None, "q", geo_ctx, Trace())
