@@ -91,6 +91,18 @@ def same_words(a: str, b: str) -> bool:
     return len(wa) == len(wb) > 0 and all(singular_forms(x) & singular_forms(y) for x, y in zip(wa, wb))
 
 
+def said_forms(text: str) -> set[str]:
+    """Every word of ``text`` in each of its :func:`singular_forms`: what :func:`says_name` looks names up in."""
+    return {form for w in words(text) for form in singular_forms(w)}
+
+
+def says_name(said: set[str], name: str) -> bool:
+    """Is every word of the identifier ``name`` among ``said`` (:func:`said_forms` of a text), in any number?
+    (``Has_Pet`` in "students who have a pet"; ``TV_series`` in "the tv series")"""
+    parts = split_identifier(name)
+    return bool(parts) and all(singular_forms(p) & said for p in parts)
+
+
 def words(text: str) -> list[str]:
     """Lower-case word tokens of free text (letters/digits, CJK kept)."""
     return [w.lower() for w in _WORD.findall(text)]
