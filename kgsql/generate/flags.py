@@ -18,7 +18,7 @@ from kgsql.generate.explain import Explanation
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.dialects import dialect_of, sqlglot_name
 from kgsql.sql.names import parse_sql
-from kgsql.text.words import said_forms, says_name, words
+from kgsql.text.words import says_name, words
 
 __all__ = ["Flag", "FLAG_CODES", "answer_flags", "question_literals", "unused_literals", "unused_tables"]
 
@@ -77,18 +77,17 @@ def unused_literals(question: str, tree: exp.Expression) -> list[str]:
 
 def unused_tables(question: str, selected: Iterable[str], used: Iterable[str],
                   schema: DatabaseSchema | None = None) -> list[str]:
-    """Tables the question names (every word of the name, in any number) that the SQL leaves out.
+    """Tables the question names (:func:`kgsql.text.words.says_name`) that the SQL leaves out.
 
     A table the question names outright and the SQL ignores is the issue's ``Customer_Orders``. The
     schema's tables when known (retrieval now always chooses a named table), else ``selected``. A table a
     used table holds a key to is not counted: the query can stand for its rows by that key
     (``Has_Pet.PetID`` for ``Pets``)."""
-    said = said_forms(question)
     used_lower = {t.lower() for t in used}
     referenced = {fk.ref_table.lower() for fk in (schema.foreign_keys if schema else ())
                   if fk.table.lower() in used_lower}
     tables = [t.name for t in schema.tables] if schema is not None else list(selected)
-    return [t for t in tables if t.lower() not in used_lower | referenced and says_name(said, t)]
+    return [t for t in tables if t.lower() not in used_lower | referenced and says_name(question, t)]
 
 
 def _empty_or_null(rows: Sequence[Sequence[Any]], error: str | None) -> list[Flag]:

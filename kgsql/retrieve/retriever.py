@@ -7,7 +7,7 @@ Pipeline per question (everything per database is prepared once and cached):
 3. value search when the database file is available;
 4. features -> calibrated probabilities for columns, then tables;
 5. selection: tables above the table threshold (at least the best one) and
-   tables the question names (every word of the name, any ending),
+   tables the question names (their words in a row, any ending),
    their columns above the column threshold, their name-like columns and
    primary keys, columns whose values the question mentions, a top-k floor;
 6. join-path completion so the sub-schema is always joinable.
@@ -46,13 +46,14 @@ from kgsql.retrieve.selection import (
 )
 from kgsql.retrieve.values import ValueIndex, ValueLimits, ValueMatch
 from kgsql.schema.model import DatabaseSchema
+from kgsql.text.words import names_said
 
 #: The shipped calibration (Spider train); read unless another file is named.
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 #: Environment variable naming a calibration file to use instead of ``CALIBRATION_FILE``.
 ENV_CALIBRATION = "KGSQL_CALIBRATION"
-#: Columns of the feature matrix: the share of a column's / its table's name words the question says.
-LEX_COLUMN, LEX_TABLE = COLUMN_FEATURES.index("lex_column"), COLUMN_FEATURES.index("lex_table")
+#: Column of the feature matrix: the share of a column's name words the question says.
+LEX_COLUMN = COLUMN_FEATURES.index("lex_column")
 #: Prepared databases (and value indexes) kept in memory per retriever, least recently used dropped.
 MAX_PREPARED = 64
 
@@ -67,7 +68,7 @@ class SelectionConfig:
     value_threshold: float = 0.85
     include_primary_keys: bool = True
     include_name_columns: bool = True
-    include_named_tables: bool = True  # a table every word of whose name the question says is chosen
+    include_named_tables: bool = True  # a table the question names (text.words.names_said) is chosen
     complete_joins: bool = True
 
 
@@ -265,9 +266,7 @@ class SchemaRetriever:
         tables = set(np.flatnonzero(ev.p_table >= cfg.table_threshold).tolist())
         if len(ev.p_table):
             tables.add(int(np.argmax(ev.p_table)))  # first max: deterministic
-        named: set[int] = set()
-        if cfg.include_named_tables:  # "the name of the event": `event`, however low its calibrated score
-            named = set(np.unique(tix[ev.features[:, LEX_TABLE] >= 1.0]).tolist())
+        named = set(names_said(question, facts.table_names)) if cfg.include_named_tables else set()
         order = np.argsort(-p, kind="stable")
         for i in order[: cfg.top_k_floor]:
             add(int(i), REASON_TOP_K)
@@ -280,7 +279,7 @@ class SchemaRetriever:
         if cfg.include_name_columns:
             for i in np.flatnonzero(in_tables & (facts.name_like > 0)):
                 add(int(i), REASON_TABLE)
-        chosen_tables = {facts.table_names[tix[i]] for i in reasons} | {facts.table_names[t] for t in named}
+        chosen_tables = {facts.table_names[tix[i]] for i in reasons} | named  # "the name of the event": `event`
         join_tables: list[str] = []
         disconnected = False
         if cfg.complete_joins:

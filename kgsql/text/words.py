@@ -6,6 +6,8 @@ the cheapest way to make ``"number of customers"`` meet ``num_cust``.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import re
 
 #: Common schema abbreviations -> words. Kept small and unambiguous; the
@@ -91,16 +93,23 @@ def same_words(a: str, b: str) -> bool:
     return len(wa) == len(wb) > 0 and all(singular_forms(x) & singular_forms(y) for x, y in zip(wa, wb))
 
 
-def said_forms(text: str) -> set[str]:
-    """Every word of ``text`` in each of its :func:`singular_forms`: what :func:`says_name` looks names up in."""
-    return {form for w in words(text) for form in singular_forms(w)}
+def names_said(text: str, names: Iterable[str]) -> list[str]:
+    """The identifiers among ``names`` that ``text`` says: each one's words, one after another, each in any
+    number ("the name of the event" says ``event``, "the tv series" ``TV_series``; "the car maker's full
+    name" does not say ``car_names``: scattered words name nothing)."""
+    said = [singular_forms(w) for w in words(text)]
+    out = []
+    for name in names:
+        parts = [singular_forms(p) for p in split_identifier(name)]
+        n = len(parts)
+        if n and any(all(parts[j] & said[i + j] for j in range(n)) for i in range(len(said) - n + 1)):
+            out.append(name)
+    return out
 
 
-def says_name(said: set[str], name: str) -> bool:
-    """Is every word of the identifier ``name`` among ``said`` (:func:`said_forms` of a text), in any number?
-    (``Has_Pet`` in "students who have a pet"; ``TV_series`` in "the tv series")"""
-    parts = split_identifier(name)
-    return bool(parts) and all(singular_forms(p) & said for p in parts)
+def says_name(text: str, name: str) -> bool:
+    """Does ``text`` say the identifier ``name`` (:func:`names_said`)?"""
+    return bool(names_said(text, [name]))
 
 
 def words(text: str) -> list[str]:

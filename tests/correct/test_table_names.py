@@ -7,7 +7,6 @@ import pytest
 
 from kgsql.correct import CheckContext
 from kgsql.correct.table_names import rename_tables
-from kgsql.text.words import same_words
 
 
 @pytest.mark.parametrize("sql, renamed", [
@@ -22,15 +21,6 @@ from kgsql.text.words import same_words
 ])
 def test_rename_tables(geo_ctx: CheckContext, sql: str, renamed: str | None) -> None:
     assert rename_tables(geo_ctx, sql) == renamed
-
-
-@pytest.mark.parametrize("a, b, same", [
-    ("city", "cities", True), ("course", "Courses", True), ("match", "matches", True), ("status", "statuses", True),
-    ("river_city", "RiverCities", True), ("class", "classes", True),
-    ("city", "river_cities", False), ("person", "people", False), ("class", "clas", False), ("", "", False),
-])
-def test_same_words(a: str, b: str, same: bool) -> None:
-    assert same_words(a, b) is same
 
 
 def test_the_loop_renames_the_table_without_another_model_call(geo_ctx: CheckContext) -> None:
@@ -58,3 +48,4 @@ def test_the_loop_renames_the_table_without_another_model_call(geo_ctx: CheckCon
         rows = result.best.result.rows if result.best is not None and result.best.result is not None else None
         assert rows == expected
         assert model.calls == 1
+

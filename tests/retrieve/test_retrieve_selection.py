@@ -157,7 +157,7 @@ def test_every_chosen_table_brings_its_name_column(retriever, tmp_path: Path) ->
 
 
 def test_a_table_the_question_names_is_chosen(retriever, school, school_db: Path) -> None:  # type: ignore[no-untyped-def]
-    """Every word of a table's name in the question (any ending) chooses it, whatever its calibrated score:
+    """A table the question names (its words in a row, any ending) is chosen, whatever its calibrated score:
     "list the name of the event they were spent on" needs `event` (BIRD student_club, missed before)."""
     q = "How many students are there, and in which buildings are the rooms?"
     strict = retriever.with_config(table_threshold=1.0, column_threshold=1.0, top_k_floor=0, value_threshold=9.0,
