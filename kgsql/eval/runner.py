@@ -7,8 +7,7 @@ append-only ``RecordLog``, so a killed run picks up where it stopped.
 
 A question whose model call produced nothing at all (no SQL, no tokens: the
 LLM server is down, a request timed out) is *not* logged, so the next run
-retries it; a few such failures in a row stop the run instead of filling the
-log with zeros."""
+retries it; a few such failures in a row stop the run instead of filling the log with zeros."""
 from __future__ import annotations
 
 import random
