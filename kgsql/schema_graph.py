@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -41,6 +43,22 @@ class SchemaGraph:
         """Connect to ``uri`` (or ``KGSQL_GRAPH_URI`` / config), else the embedded server."""
         root = Path(embedded_root) if embedded_root else None
         return cls(GraphStore.open(uri, user=user, password=password, database=database, embedded_root=root))
+
+    @classmethod
+    @contextmanager
+    def of_own(cls, root: str | os.PathLike[str]) -> Iterator["SchemaGraph"]:
+        """A graph on the embedded server of folder ``root``, closed at the end and its server stopped when
+        this call started it: a tool's throwaway graph must not outlive the tool (each server is a JVM)."""
+        from kgsql.graph.embedded import running_server, stop_server
+
+        started_here = running_server(Path(root)) is None
+        graph = cls.open(embedded_root=root)
+        try:
+            yield graph
+        finally:
+            graph.close()
+            if started_here:
+                stop_server(Path(root))
 
     # -- writing -----------------------------------------------------------
     def ingest(

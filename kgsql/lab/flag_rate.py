@@ -80,7 +80,7 @@ def measure(records: list[dict[str, Any]], databases: Path, graph_root: Path) ->
     missing = [n for n in names if not (databases / n / f"{n}.sqlite").is_file()]
     if missing:
         raise KgsqlError(f"no database file for {missing[0]} under {databases}")
-    with SchemaGraph.open(embedded_root=graph_root) as graph:
+    with SchemaGraph.of_own(graph_root) as graph:
         for name in names:
             graph.ingest(databases / name / f"{name}.sqlite", name=name)
         schemas = {name: graph.schema(name) for name in names}

@@ -138,14 +138,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(spider: Path, root: Path, cache: Path, *, sweep_too: bool) -> dict[str, Any]:
-    from kgsql.graph.embedded import running_server, stop_server
     from kgsql.route.index import build_index, graph_databases
     from kgsql.schema_graph import SchemaGraph
     from kgsql.text.encoder import get_encoder
 
-    started_here = running_server(root) is None
-    graph = SchemaGraph.open(embedded_root=root)
-    try:
+    with SchemaGraph.of_own(root) as graph:
         t = time.perf_counter()
         graph.ingest(spider / "database")
         ingest_s = time.perf_counter() - t
@@ -155,10 +152,6 @@ def _run(spider: Path, root: Path, cache: Path, *, sweep_too: bool) -> dict[str,
         index = build_index(encoder, graph_databases(graph.store),
                             lambda name: graph.schema(name, knowledge=False), cache_dir=cache)
         index_s = time.perf_counter() - t
-    finally:
-        graph.close()
-        if started_here:
-            stop_server(root)
     present = set(index.names)
     dev = [q for q in json.loads((spider / "dev.json").read_text(encoding="utf-8")) if q["db_id"] in present]
     questions, gold = [q["question"] for q in dev], [q["db_id"] for q in dev]

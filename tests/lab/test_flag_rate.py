@@ -47,6 +47,9 @@ def test_the_shares_and_each_flag(tmp_path: Path, capsys: Any) -> None:
     assert [r["flags"] for r in report["per_record"]] == [[], ["no-edge-join", "unused-table", "empty-result"], []]
     printed = capsys.readouterr().out
     assert "wrong answers with >= 1 flag: 50.0 % (goal >= 60 %)" in printed
+    from kgsql.graph.embedded import running_server
+
+    assert running_server(tmp_path / "graph") is None  # the throwaway graph's server does not outlive the tool
 
 
 def test_bad_input_is_one_line(tmp_path: Path, capsys: Any) -> None:
