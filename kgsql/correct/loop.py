@@ -20,9 +20,10 @@ same prompt plus a tip often gives the same query. Here:
    location relation (``kgsql.correct.join_conditions``);
    by default also a key compared with a label compared through its lookup
    table, a key into a pure lookup table shown as the answer shown by its
-   label (``kgsql.correct.lookup``) and dates compared as the text SQLite
-   stores (``kgsql.correct.dates``); as options, integer ratios divided as reals
-   (``kgsql.correct.ratios``), rankings that skip NULL/missing values
+   label (``kgsql.correct.lookup``), dates compared as the text SQLite
+   stores (``kgsql.correct.dates``) and an aggregate the question asks "each
+   year" / "per city" of grouped so (``kgsql.correct.grouping``); as options,
+   integer ratios divided as reals (``kgsql.correct.ratios``), rankings that skip NULL/missing values
    (``kgsql.correct.ranking``) and text literals in their stored spelling
    (``kgsql.correct.literals``) -- measured in docs/eval.md, issue 28;
 2. while it still fails, up to ``max_rounds`` greedy rounds show the failed query,
@@ -54,6 +55,7 @@ from typing import Any, Protocol
 
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
 from kgsql.correct.dates import sqlite_dates
+from kgsql.correct.grouping import group_per_question
 from kgsql.correct.literals import match_literals
 from kgsql.correct.join_conditions import fix_join_conditions
 from kgsql.correct.lookup import labels_for_shown_keys, labels_through_keys, repair_lookups
@@ -88,6 +90,7 @@ class Rewrites:
     geography_units: bool = True   # [sql] PostGIS lon/lat lengths, areas, distances cast to geography (metres)
     key_labels: bool = True        # [sql] a lookup key shown as the answer shows its label (eye_colour_id -> colour)
     date_forms: bool = True        # [sql] SQLite dates compared as text (strftime('%Y', d) = '2019', YEAR(d))
+    group_each: bool = True        # [sql] an aggregate the question asks "each year" / "per city" of, grouped so
     ratio_cast: bool = False       # [sql] divide integer ratios as reals (COUNT(..) * 100 / COUNT(*))
     rank_known: bool = False       # [sql] ORDER BY .. LIMIT skips NULL and documented missing values
     match_literals: bool = False   # [sql] text literals in the column's stored spelling ('human' -> 'Human')
@@ -138,6 +141,7 @@ REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("rank_known", rank_known_values),
     ("match_literals", match_literals),
     ("date_forms", sqlite_dates),
+    ("group_each", group_per_question),
 )
 
 
