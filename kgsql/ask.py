@@ -286,7 +286,8 @@ def show(data: dict[str, Any], *, trace: bool = False, explain: bool = False) ->
                   f"----- {step['step']} response -----\n{step['response']}\n")
     if data.get("history"):
         print("Earlier questions: " + " ".join(f"{i}. {q}" for i, q in enumerate(data["history"], 1)))
-        print(f"Understood as: {data.get('standalone') or data['question']}")
+        if data.get("standalone") and data["standalone"] != data["question"]:  # rewritten (context=rewrite)
+            print(f"Understood as: {data['standalone']}")
     if data.get("routing"):
         print(f"Database: {routing_line(data['routing'])}")
     if data.get("evidence"):

@@ -32,3 +32,10 @@ def rewrites(stub: StubServer) -> list[str]:
 def ask(env: dict[str, str], db: str, question: str, *more: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "kgsql", "ask", "--db", db, question, *more], capture_output=True,
                           text=True, env=env, timeout=600)
+
+
+def sql_prompts(stub: StubServer) -> list[str]:
+    """The last message of every other call (the SQL calls): under the default ``context=history`` a
+    follow-up's carries the earlier turns."""
+    return [r["json"]["messages"][-1]["content"] for r in stub.requests
+            if (r["json"].get("messages") or [{}])[0].get("content") != REWRITE_SYSTEM]

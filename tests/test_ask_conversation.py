@@ -1,12 +1,12 @@
-"""``kgsql ask --conversation NAME``: two invocations form one conversation (the second is rewritten with the
-first as context); ``--new-conversation`` starts over; bad use is one line. Through a running ``kgsql serve``:
+"""``kgsql ask --conversation NAME``: two invocations form one conversation (the second's prompt carries the
+first question and its SQL: the default context=history); ``--new-conversation`` starts over; bad use is one line. Through a running ``kgsql serve``:
 tests/serve/test_conversations.py."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from conversation_stub import ALONE, FIRST, FOLLOW, answer, ask, rewrites
+from conversation_stub import FIRST, FOLLOW, SQL, answer, ask, rewrites, sql_prompts
 from llm_stub import StubServer
 
 
@@ -27,8 +27,8 @@ def test_two_invocations_form_one_conversation(stub_env, cli_ingest, example_db:
     assert "Earlier questions" not in first.stdout and "Understood as" not in first.stdout
     assert second.returncode == 0, second.stderr
     data = json.loads(second.stdout)
-    assert data["history"] == [FIRST] and data["standalone"] == ALONE
-    assert rewrites(stub) == [f"1. {FIRST}\n2. {FOLLOW}"]  # only the follow-up was rewritten
+    assert data["history"] == [FIRST] and data["standalone"] == "" and rewrites(stub) == []
+    assert f"Question 1: {FIRST}\nSQL 1: {SQL}" in [p for p in sql_prompts(stub) if FOLLOW in p][0]
     assert again.returncode == 0 and "Earlier questions" not in again.stdout
     saved = json.loads((tmp_path / "cache" / "conversations" / "trip.json").read_text())
     assert [t["question"] for t in saved["turns"]] == [FIRST] and saved["db"] == "conv_cli"

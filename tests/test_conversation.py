@@ -66,7 +66,7 @@ def test_the_rewrite_call_sees_the_numbered_conversation(schema_graph, example_d
     lm = ScriptedLM({"rewrite": "1. Which cities are in Eastvale?\n"
                                 "2. Which cities in Eastvale have more than 100000 people?"},
                     default="SELECT name FROM cities WHERE population > 100000")
-    conv = Conversation.start(schema_graph, "conv_geo", lm=lm, shots=0)
+    conv = Conversation.start(schema_graph, "conv_geo", lm=lm, shots=0, context="rewrite")
     first = conv.ask("Which cities are in Eastvale?")
     assert first.standalone == "" and not [c for c in lm.calls if c.step == "rewrite"]
     second = conv.ask("Only those with more than 100000 people")

@@ -69,7 +69,7 @@ class OneCallOptions(Rewrites):
     timeout_s: float = 30.0          # [sql]
     max_rows: int = 1000             # [sql]
     rewrite: bool = True             # conversations: rewrite the question to stand alone (False: join them)
-    context: str = "rewrite"         # [context] a follow-up's earlier turns: rewrite | history | none
+    context: str = "history"         # [context] a follow-up's earlier turns: rewrite | history | none
     refuse: bool = True              # [refuse] "cannot answer" when a query reaches for what the schema lacks
     refuse_words: bool = False       # [refuse] also for a question word no schema element matches (noisy on BIRD)
 

@@ -14,7 +14,7 @@ pytest.importorskip("mcp", reason="the mcp package (kgsql[mcp]) is not installed
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-from conversation_stub import ALONE, FIRST, FOLLOW, rewrites  # noqa: E402
+from conversation_stub import ALONE, FIRST, FOLLOW, rewrites, sql_prompts  # noqa: E402
 from llm_stub import Reply, StubServer, chat_body  # noqa: E402
 
 from kgsql.generate.rewrite import REWRITE_SYSTEM  # noqa: E402
@@ -147,11 +147,13 @@ def test_every_tool_through_the_sdk_client(stub_env, cli_ingest, example_db: Pat
     assert tools["ask"].input_schema["required"] == ["question"]  # no db: routed (issue 33)
     assert {"conversation", "reset"} <= set(tools["ask"].input_schema["properties"])
     assert (_answer(got["first"][0]), got["first"][1]) == (f"SQL: {COUNT}\ncount(*)\n12\n(1 row)", False)
-    assert _answer(got["follow"][0]) == (f"Understood as: {ALONE}\nSQL: {COUNT}\ncount(*)\n12\n(1 row)\n"
+    assert _answer(got["follow"][0]) == (f"SQL: {COUNT}\ncount(*)\n12\n(1 row)\n"
                                          f"Warning [unused-literal]: the question's '100000' do(es) not appear in "
                                          f"the query")  # the stub's count ignores the follow-up's number
     assert _answer(got["fresh"][0]).split("\nWarning")[0] == _answer(got["first"][0])  # reset: read alone
-    assert rewrites(stub) == [f"1. {FIRST}\n2. {FOLLOW}"]
+    # the default context=history: the follow-up's SQL prompt carries the earlier question and its SQL
+    follow_prompts = [p for p in sql_prompts(stub) if FOLLOW in p]
+    assert rewrites(stub) == [] and follow_prompts and f"Question 1: {FIRST}\nSQL 1: {COUNT}" in follow_prompts[0]
     assert got["bad_id"][1] and got["bad_id"][0].startswith("Error: a conversation id is")
 
 

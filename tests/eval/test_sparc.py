@@ -190,13 +190,13 @@ def test_sparc_runs_end_to_end_with_history_and_interaction_ex(sparc_dir: Path, 
     out, rewrites, said = tmp_path / "run", [], []
     args = parse(["--dataset", "sparc", "--data-dir", str(sparc_dir), "--method", "kgsql", "--shots", "0",
                   "--out", str(out), "--graph-prefix", f"t{uuid.uuid4().hex[:6]}_", "--no-progress",
-                  "--no-plots", *LEAN])
+                  "--no-plots", "--set", "context=rewrite", *LEAN])  # the default, history: test_sparc_history
     meta = run_eval(args, lm=scripted_model(rewrites), graph=schema_graph, say=said.append)
     records = {r.id: r for r in read_records(out / "records.jsonl")}
     assert sorted(records) == IDS
     assert [records[i].spider_ex for i in IDS] == [1, 1, 1, 1, 0, None]
     assert records["2-0"].error_kind == "missing_db" and records["2-0"].extra["interaction_id"] == "2"
-    # follow-ups reach the method with their history, and the default method rewrites them to stand alone
+    # follow-ups reach the method with their history, and context=rewrite rewrites them to stand alone
     assert sorted(rewrites) == sorted([
         "1. How many singers are there?\n2. Which of them are older than 25?",
         "1. How many singers are there?\n2. Which of them are older than 25?\n3. Order them by age.",

@@ -109,5 +109,5 @@ def test_the_section_and_a_bad_context() -> None:
         parse_sets(["context=rewritten"])
     with pytest.raises(InputError, match="context 'chat': expected one of rewrite, history, none"):
         build("dail-sql", None, ScriptedLM({}), context="chat")
-    assert build("kgsql", None, ScriptedLM({}), context="history").wants_history_sql
-    assert not build("kgsql", None, ScriptedLM({})).wants_history_sql
+    assert build("kgsql", None, ScriptedLM({})).wants_history_sql  # the default since session 19 (docs/eval.md)
+    assert not build("kgsql", None, ScriptedLM({}), context="rewrite").wants_history_sql

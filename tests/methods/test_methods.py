@@ -296,6 +296,6 @@ def test_a_method_prints_its_stages_model_and_changed_options() -> None:
 
     default = StagedMethod.one_call(None, ScriptedLM({}))
     assert repr(default) == ("StagedMethod(stages=[select, spatial, render, evidence, lead-examples, examples, "
-                             "hints, sql, refuse], model='scripted', default options)")
+                             "hints, context, sql, refuse], model='scripted', default options)")
     changed = StagedMethod.one_call(None, ScriptedLM({}), OneCallOptions(shots=0, ratio_cast=True))
     assert repr(changed).endswith("model='scripted', changed: ratio_cast=True, shots=0)")

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conversation_stub import ALONE, FIRST, FOLLOW, SQL, answer, ask, rewrites
+from conversation_stub import ALONE, FIRST, FOLLOW, SQL, answer, ask, rewrites, sql_prompts
 from llm_stub import StubServer
 from test_service_api import request
 
@@ -27,7 +27,7 @@ def rewrite_prompts(lm: ScriptedLM) -> list[str]:
 
 def test_a_thread_kept_by_the_service(api) -> None:  # type: ignore[no-untyped-def]
     server, lm = api
-    body = {"db": "thread_geo", "conversation": "page-1", "sets": {"shots": 0}}
+    body = {"db": "thread_geo", "conversation": "page-1", "sets": {"shots": 0, "context": "rewrite"}}
     status, first = request(server, "POST", "/api/ask", {**body, "question": FIRST})
     assert status == 200 and first["history"] == [] and first["conversation"] == "page-1"
     status, second = request(server, "POST", "/api/ask", {**body, "question": FOLLOW})
@@ -45,7 +45,7 @@ def test_a_thread_kept_by_the_service(api) -> None:  # type: ignore[no-untyped-d
 def test_history_in_the_request(api) -> None:  # type: ignore[no-untyped-def]
     server, lm = api
     status, data = request(server, "POST", "/api/ask", {"db": "thread_geo", "question": FOLLOW, "history": [FIRST],
-                                                        "sets": {"shots": 0}})
+                                                        "sets": {"shots": 0, "context": "rewrite"}})
     assert status == 200 and data["history"] == [FIRST] and data["standalone"] == ALONE and "turns" not in data
     assert rewrite_prompts(lm)[-1] == f"1. {FIRST}\n2. {FOLLOW}"
 
@@ -97,6 +97,7 @@ def test_ask_forwards_its_conversation_to_the_warm_service(stub_env, cli_ingest,
         stub.close()
     assert first.returncode == 0 and "starting kgsql serve" not in first.stderr, first.stderr
     assert second.returncode == 0, second.stderr
-    assert f"Earlier questions: 1. {FIRST}" in second.stdout and f"Understood as: {ALONE}" in second.stdout
-    assert rewrites(stub) == [f"1. {FIRST}\n2. {FOLLOW}"]
+    assert f"Earlier questions: 1. {FIRST}" in second.stdout and "Understood as" not in second.stdout
+    assert rewrites(stub) == []  # the default context=history: the earlier turn rides in the SQL prompt
+    assert f"Question 1: {FIRST}\nSQL 1: {SQL}" in [p for p in sql_prompts(stub) if FOLLOW in p][0]
     assert os.path.exists(tmp_path / "cache" / "conversations" / "warm.json")

@@ -171,14 +171,14 @@ def test_a_follow_up_joins_the_conversation_and_new_conversation_clears_it(page_
     assert ask_on_page(browser, follow, 2) == [first, follow]
     assert browser.find_element(By.ID, "thread").is_displayed()
     assert browser.find_element(By.ID, "sql").text == ANSWER_SQL
-    rewrites = [c.messages[-1]["content"] for c in lm.calls if c.step == "rewrite"]
-    assert rewrites[-1] == f"1. {first}\n2. {follow}"
+    sql_calls = [c.messages[-1]["content"] for c in lm.calls if c.step == "sql"]  # the default context=history
+    assert f"Question 1: {first}\nSQL 1: {ANSWER_SQL}" in sql_calls[-1] and follow in sql_calls[-1]
     browser.find_element(By.ID, "new-thread").click()
     assert browser.execute_script(TURNS) == [] and not browser.find_element(By.ID, "thread").is_displayed()
     assert browser.execute_script("return document.getElementById('answer').hidden") is True
     calls = len(lm.calls)
     assert ask_on_page(browser, follow, 1) == [follow]  # a new thread: nothing earlier to read it with
-    assert not [c for c in lm.calls[calls:] if c.step == "rewrite"]
+    assert not [c for c in lm.calls[calls:] if "Question 1:" in c.messages[-1]["content"]]
     browser.execute_script("const s = document.getElementById('db'); s.value = 'web55'; "
                            "s.dispatchEvent(new Event('change'))")
     wait(browser, "return window.kgsql.cy && window.kgsql.cy.nodes().length === 55")
