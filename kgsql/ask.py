@@ -66,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "kept in kgsql's private state folder")
     p.add_argument("--new-conversation", action="store_true",
                    help="with --conversation: forget its earlier questions, this one starts it over")
+    p.add_argument("--conversations", action=ListConversations,
+                   help="list the saved conversations (name, database, turns, last question) and exit")
     for flag, (_fields, help_text) in OFF_FLAGS.items():
         p.add_argument(flag, action="store_true", help=help_text)
     add_privileged_flag(p)
@@ -117,6 +119,25 @@ def load_examples(path: Path, graph: Any) -> Any:
     if path.suffix == ".jsonl":
         return ExamplePool.from_jsonl(path, schemas=schemas)
     return ExamplePool.from_spider(path, schemas=schemas)
+
+
+class ListConversations(argparse.Action):
+    """``--conversations``: print each saved conversation on a line and exit; no question is needed."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from kgsql.conversation.saved import saved_conversations
+
+        saved = saved_conversations()
+        for name, db, turns in saved:
+            last = f"\tlast: {turns[-1].question}" if turns else ""
+            print(f"{name}\t{db}\t{len(turns)} turn(s){last}")
+        if not saved:
+            print("no saved conversations (kgsql ask --conversation NAME starts one)")
+        parser.exit(0)
 
 
 def format_table(columns: list[str], rows: list[tuple[Any, ...]], limit: int = 20) -> str:

@@ -4,6 +4,8 @@ tests/serve/test_conversations.py."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from conversation_stub import FIRST, FOLLOW, SQL, answer, ask, rewrites, sql_prompts
@@ -32,6 +34,10 @@ def test_two_invocations_form_one_conversation(stub_env, cli_ingest, example_db:
     assert again.returncode == 0 and "Earlier questions" not in again.stdout
     saved = json.loads((tmp_path / "cache" / "conversations" / "trip.json").read_text())
     assert [t["question"] for t in saved["turns"]] == [FIRST] and saved["db"] == "conv_cli"
+    assert saved["turns"][0]["rows"] == 5  # the stub's SQL: the five cities over 100000 people
+    listed = subprocess.run([sys.executable, "-m", "kgsql", "ask", "--conversations"], capture_output=True,
+                            text=True, env=env, timeout=120)
+    assert listed.returncode == 0 and listed.stdout == f"trip\tconv_cli\t1 turn(s)\tlast: {FIRST}\n"
     assert other_db.returncode == 1 and other_db.stderr.strip() == (
         "kgsql.ask: error: conversation trip is about database 'conv_cli', not 'geo_elsewhere'; "
         "--new-conversation starts it over on 'geo_elsewhere'")

@@ -100,12 +100,15 @@ def test_saved_conversations_are_private_files(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setenv("KGSQL_CACHE_DIR", str(tmp_path / "cache"))
     conv = saved.load("trip", "geo")
     assert conv.history == []
-    conv.record("q1", {"standalone": "", "sql": "SELECT 1", "error": None})
+    conv.record("q1", {"standalone": "", "sql": "SELECT 1", "error": None, "rows": [(1,)]})
+    conv.record("q2", {"standalone": "", "sql": "SELECT x", "error": "no such column: x", "rows": []})
     path = saved.save("trip", conv)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and path.parent.name == "conversations"
-    assert json.loads(path.read_text())["turns"] == [{"question": "q1", "standalone": "q1", "sql": "SELECT 1",
-                                                      "error": None}]
-    assert saved.load("trip", "geo").history == ["q1"]
+    assert json.loads(path.read_text())["turns"] == [  # each turn's rows summary: how many rows it showed
+        {"question": "q1", "standalone": "q1", "sql": "SELECT 1", "error": None, "rows": 1},
+        {"question": "q2", "standalone": "q2", "sql": "SELECT x", "error": "no such column: x", "rows": None}]
+    assert saved.load("trip", "geo").turns == conv.turns and saved.load("trip", "geo").history == ["q1", "q2"]
+    assert saved.saved_conversations() == [("trip", "geo", conv.turns)]
     assert saved.load("trip", "geo", new=True).history == []
     with pytest.raises(InputError, match="about database 'geo', not 'other'"):
         saved.load("trip", "other")
@@ -115,3 +118,4 @@ def test_saved_conversations_are_private_files(monkeypatch: pytest.MonkeyPatch, 
     path.write_text("{not json")
     with pytest.raises(InputError, match="cannot be read"):
         saved.load("trip", "geo")
+    assert saved.saved_conversations() == [("trip", "?", [])]  # listed, never a traceback

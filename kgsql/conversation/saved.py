@@ -51,3 +51,17 @@ def save(name: str, conversation: Conversation) -> Path:
     path = conversation_file(name)
     write_private(path, json.dumps(conversation.to_dict(), ensure_ascii=False, indent=1).encode("utf-8"))
     return path
+
+
+def saved_conversations() -> list[tuple[str, str, list[Turn]]]:
+    """Every saved conversation as (name, database, turns), by name; one that cannot be read is listed
+    with no turns and its database as ``?`` (``--new-conversation`` starts it over)."""
+    folder = cache_root() / "conversations"
+    found = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            data = json.loads(private_file(path).read_text(encoding="utf-8"))
+            found.append((path.stem, str(data["db"]), [Turn.from_dict(t) for t in data["turns"]]))
+        except (OSError, ValueError, KeyError, TypeError, InputError):
+            found.append((path.stem, "?", []))
+    return found

@@ -29,12 +29,14 @@ DEFAULT_MAX_TURNS = 6  # earlier questions a follow-up is read with (older ones 
 
 @dataclass(frozen=True)
 class Turn:
-    """A question as asked, as it was understood (rewritten to stand alone), and what it was answered with."""
+    """A question as asked, as it was understood (rewritten to stand alone), and what it was answered with:
+    the SQL, its error, and how many rows it showed."""
 
     question: str
     standalone: str
     sql: str = ""
     error: str | None = None
+    rows: int | None = None  # how many rows the answer showed (None: it has none: no SQL, or it failed)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -44,9 +46,10 @@ class Turn:
         """A turn read back from JSON (a saved conversation); anything else is one InputError."""
         if not isinstance(data, Mapping) or not isinstance(data.get("question"), str) or not data["question"].strip():
             raise InputError("a conversation turn needs a 'question' string")
-        error = data.get("error")
+        error, rows = data.get("error"), data.get("rows")
         return cls(question=data["question"], standalone=str(data.get("standalone") or data["question"]),
-                   sql=str(data.get("sql") or ""), error=None if error is None else str(error))
+                   sql=str(data.get("sql") or ""), error=None if error is None else str(error),
+                   rows=rows if isinstance(rows, int) and not isinstance(rows, bool) and rows >= 0 else None)
 
 
 class Conversation:
@@ -113,8 +116,9 @@ class Conversation:
         """Keep ``question`` and its answer (an ``Answer`` or its dict, as the service sends it) as a turn."""
         get = answer.get if isinstance(answer, Mapping) else (lambda key: getattr(answer, key, None))
         asked = " ".join(str(question).split())
-        turn = Turn(question=asked, standalone=get("standalone") or asked, sql=get("sql") or "",
-                    error=get("error"))
+        sql, error = get("sql") or "", get("error")
+        turn = Turn(question=asked, standalone=get("standalone") or asked, sql=sql, error=error,
+                    rows=len(get("rows") or []) if sql and not error else None)
         self._turns = [*self._turns, turn][-self.max_turns:]
         return turn
 

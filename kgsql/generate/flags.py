@@ -18,7 +18,7 @@ from kgsql.generate.explain import Explanation
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.dialects import dialect_of, sqlglot_name
 from kgsql.sql.names import parse_sql
-from kgsql.text.words import says_name, words
+from kgsql.text.words import says_name
 
 __all__ = ["Flag", "FLAG_CODES", "answer_flags", "question_literals", "unused_literals", "unused_tables"]
 

@@ -12,7 +12,6 @@ stay untouched on a copy of their own database. ``DIR/dev.json`` is Spider-forma
 """
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import shutil
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any, Collection
 
 from kgsql.errors import KgsqlError
-from kgsql.lab.folders import new_folder
+from kgsql.lab.folders import spider_set_parser, write_spider_set
 
 __all__ = ["HiddenColumn", "build_refusal_set", "hideable_columns", "hide_column"]
 
@@ -181,32 +180,19 @@ def _row(row: dict[str, Any], index: int, db_id: str, case: dict[str, str] | Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    from kgsql.cli_types import OneLineParser
-
-    parser = OneLineParser(prog="python -m kgsql.lab.refusal_set", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("spider_dir", type=Path, help="Spider folder: dev.json and database/")
-    parser.add_argument("--out", type=Path, required=True, help="new folder for dev.json and database/")
+    parser = spider_set_parser("python -m kgsql.lab.refusal_set", __doc__)
     parser.add_argument("--n", type=int, default=100, help="questions in each half (default 100)")
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--exclude", type=Path, action="append", default=[],
                         help="another refusal set's dev.json: none of its questions is used (a held-out set)")
     args = parser.parse_args(argv)
-    try:
-        if not (args.spider_dir / "dev.json").is_file():
-            raise KgsqlError(f"no Spider dev.json in {args.spider_dir}")
-        if args.n < 1:
-            raise KgsqlError(f"--n must be at least 1, not {args.n}")
-        exclude = {int(r["spider_index"]) for path in args.exclude for r in _read_rows(path)}
-        with new_folder(args.out) as partial:
-            counts = build_refusal_set(args.spider_dir, partial, n=args.n, seed=args.seed, exclude=exclude)
-    except (KgsqlError, OSError, ValueError) as exc:
-        print(f"kgsql.lab.refusal_set: error: {exc}", file=sys.stderr)
-        return 1
-    print(f"{counts['hidden']} hidden-column questions, {counts['untouched']} untouched, "
-          f"{counts['databases']} databases in {args.out}")
-    return 0
 
+    def build(folder: Path) -> str:
+        exclude = {int(r["spider_index"]) for path in args.exclude for r in _read_rows(path)}
+        counts = build_refusal_set(args.spider_dir, folder, n=args.n, seed=args.seed, exclude=exclude)
+        return (f"{counts['hidden']} hidden-column questions, {counts['untouched']} untouched, "
+                f"{counts['databases']} databases in {args.out}")
+
+    return write_spider_set("kgsql.lab.refusal_set", args.spider_dir, args.out, build, n=args.n)
 
 if __name__ == "__main__":
     sys.exit(main())

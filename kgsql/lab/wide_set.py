@@ -15,7 +15,6 @@ questions, in the same order, of their own databases, so the two runs pair by id
 """
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sqlite3
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kgsql.errors import KgsqlError
-from kgsql.lab.folders import new_folder
+from kgsql.lab.folders import spider_set_parser, write_spider_set
 
 __all__ = ["WIDE_DB", "build_wide_set", "choose_databases", "merge_databases"]
 
@@ -113,32 +112,18 @@ def _row(row: dict[str, Any], index: int, db_id: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from kgsql.cli_types import OneLineParser
-
-    parser = OneLineParser(prog="python -m kgsql.lab.wide_set", description=__doc__,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("spider_dir", type=Path, help="Spider folder: dev.json and database/")
-    parser.add_argument("--out", type=Path, required=True, help="new folder for the set")
+    parser = spider_set_parser("python -m kgsql.lab.wide_set", __doc__)
     parser.add_argument("--tables", type=int, default=60, help="tables the wide database holds at least (default 60)")
     parser.add_argument("--questions", type=int, default=100, help="questions sampled (default 100)")
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    try:
-        if not (args.spider_dir / "dev.json").is_file():
-            raise KgsqlError(f"no Spider dev.json in {args.spider_dir}")
-        for flag, value in (("--tables", args.tables), ("--questions", args.questions)):
-            if value < 1:
-                raise KgsqlError(f"{flag} must be at least 1, not {value}")
-        with new_folder(args.out) as partial:
-            counts = build_wide_set(args.spider_dir, partial, tables=args.tables, questions=args.questions,
-                                    seed=args.seed)
-    except (KgsqlError, OSError, ValueError, sqlite3.Error) as exc:
-        print(f"kgsql.lab.wide_set: error: {exc}", file=sys.stderr)
-        return 1
-    print(f"{counts['tables']} tables of {counts['databases']} databases, {counts['questions']} questions "
-          f"in {args.out}")
-    return 0
 
+    def build(folder: Path) -> str:
+        counts = build_wide_set(args.spider_dir, folder, tables=args.tables, questions=args.questions, seed=args.seed)
+        return (f"{counts['tables']} tables of {counts['databases']} databases, {counts['questions']} questions "
+                f"in {args.out}")
+
+    return write_spider_set("kgsql.lab.wide_set", args.spider_dir, args.out, build, tables=args.tables,
+                            questions=args.questions)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -6,9 +6,8 @@ the cheapest way to make ``"number of customers"`` meet ``num_cust``.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import re
+from collections.abc import Iterable
 
 #: Common schema abbreviations -> words. Kept small and unambiguous; the
 #: original token stays in the text too, so a wrong expansion costs little.
