@@ -111,3 +111,15 @@ def test_the_section_and_a_bad_context() -> None:
         build("dail-sql", None, ScriptedLM({}), context="chat")
     assert build("kgsql", None, ScriptedLM({})).wants_history_sql  # the default since session 19 (docs/eval.md)
     assert not build("kgsql", None, ScriptedLM({}), context="rewrite").wants_history_sql
+
+
+def test_the_previous_turns_part_keeps_the_newest_turns_that_fit() -> None:
+    """A conversation's long earlier SQL cannot push the schema out of the model's context: the oldest turns
+    go first, the latest always stays, numbering starts at the oldest kept."""
+    from kgsql.stages.context import MAX_HISTORY_TOKENS
+
+    long_sql = "SELECT " + ", ".join(f"column_{i}" for i in range(600)) + " FROM t"  # ~2,000 tokens alone
+    turns = [("a?", long_sql), ("b?", "SELECT 2"), ("c?", "SELECT 3")]
+    assert previous_text(turns) == "Question 1: b?\nSQL 1: SELECT 2\nQuestion 2: c?\nSQL 2: SELECT 3"
+    assert previous_text(turns[:1]).startswith("Question 1: a?\nSQL 1: SELECT column_0")  # the latest stays
+    assert previous_text(turns, max_tokens=10 * MAX_HISTORY_TOKENS).startswith("Question 1: a?")
