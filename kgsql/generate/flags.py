@@ -75,19 +75,17 @@ def unused_literals(question: str, tree: exp.Expression) -> list[str]:
     return missing
 
 
-def unused_tables(question: str, selected: Iterable[str], used: Iterable[str],
-                  schema: DatabaseSchema | None = None) -> list[str]:
+def unused_tables(question: str, used: Iterable[str], schema: DatabaseSchema) -> list[str]:
     """Tables the question names (:func:`kgsql.text.words.says_name`) that the SQL leaves out.
 
-    A table the question names outright and the SQL ignores is the issue's ``Customer_Orders``. The
-    schema's tables when known (retrieval now always chooses a named table), else ``selected``. A table a
+    A table the question names outright and the SQL ignores is the issue's ``Customer_Orders``; any of the
+    schema's (retrieval chooses every table the question names, so the selection adds nothing). A table a
     used table holds a key to is not counted: the query can stand for its rows by that key
     (``Has_Pet.PetID`` for ``Pets``)."""
     used_lower = {t.lower() for t in used}
-    referenced = {fk.ref_table.lower() for fk in (schema.foreign_keys if schema else ())
-                  if fk.table.lower() in used_lower}
-    tables = [t.name for t in schema.tables] if schema is not None else list(selected)
-    return [t for t in tables if t.lower() not in used_lower | referenced and says_name(question, t)]
+    referenced = {fk.ref_table.lower() for fk in schema.foreign_keys if fk.table.lower() in used_lower}
+    return [t.name for t in schema.tables
+            if t.name.lower() not in used_lower | referenced and says_name(question, t.name)]
 
 
 def _empty_or_null(rows: Sequence[Sequence[Any]], error: str | None) -> list[Flag]:
@@ -107,10 +105,9 @@ def _normal(sql: str, dialect: str) -> str:
 
 
 def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation: Explanation,
-                 rows: Sequence[Sequence[Any]], error: str | None = None, selected: Iterable[str] = (),
-                 first_sql: str = "", rounds: int = 1) -> list[Flag]:
-    """The flags of one answer. ``selected``: the tables retrieval chose; ``first_sql``: the first query
-    run; ``rounds``: the generations the correction loop made. ``corrected`` needs both a second
+                 rows: Sequence[Sequence[Any]], error: str | None = None, first_sql: str = "",
+                 rounds: int = 1) -> list[Flag]:
+    """The flags of one answer. ``first_sql``: the first query run; ``rounds``: the generations the correction loop made. ``corrected`` needs both a second
     generation and a final query other than the first: a join repair alone (no second generation)
     follows a graph edge, which the explanation shows, where a second generation is the model's guess
     after a failure."""
@@ -124,7 +121,7 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
     tree = parse_sql(sql, dialect) if sql.strip() else None
     if tree is not None:
         used = [t["table"] for t in explanation.tables]
-        for table in unused_tables(question, selected, used, schema):
+        for table in unused_tables(question, used, schema):
             flags.append(Flag("unused-table", f"the question names table {table}, which the query does not use"))
         missing = unused_literals(question, tree)
         if missing:

@@ -46,7 +46,6 @@ def review(answer: Any, schema: DatabaseSchema) -> Any:
             explanation = explain_sql(answer.sql, schema, probe=value_probe(ctx) if schema.path else None)
         flags = answer_flags(question=answer.standalone or answer.question, sql=answer.sql, schema=schema,
                              explanation=explanation, rows=answer.rows, error=answer.error,
-                             selected=(answer.selection or {}).get("tables") or (),
                              first_sql=answer.candidates[0] if answer.candidates else "",
                              rounds=answer.rounds)
     except (KgsqlError, SqlglotError, RecursionError, ValueError, KeyError, AttributeError, TypeError):

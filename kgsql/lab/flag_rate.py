@@ -2,7 +2,7 @@
 
     python -m kgsql.lab.flag_rate RECORDS.jsonl --databases DIR [--graph-root TMP] [--out REPORT.json]
 
-For every record (``db_id``, ``question``, ``pred``, ``spider_ex``, ``extra.selection.tables``,
+For every record (``db_id``, ``question``, ``pred``, ``spider_ex``,
 ``extra.candidates``, ``extra.repaired``, ``error``) the flags of :mod:`kgsql.generate.flags` are computed as
 the answer would have carried them, with no model call: the predicted SQL is run read-only on
 ``DIR/<db_id>/<db_id>.sqlite`` for its rows, and the join edges come from the schema graph, the way
@@ -54,8 +54,7 @@ def record_flags(record: dict[str, Any], schema: Any) -> list[str]:
     explanation = explain_sql(sql, schema)
     candidates = extra.get("candidates") or []
     flags = answer_flags(question=record["question"], sql=sql, schema=schema, explanation=explanation, rows=rows,
-                         error=error, selected=(extra.get("selection") or {}).get("tables") or (),
-                         first_sql=candidates[0] if candidates else "", rounds=int(record.get("rounds") or 1))
+                         error=error, first_sql=candidates[0] if candidates else "", rounds=int(record.get("rounds") or 1))
     return [f.code for f in flags]
 
 
