@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from kgsql.conversation.turns import Conversation, Turn
 from kgsql.errors import InputError
@@ -28,16 +29,24 @@ def conversation_file(name: str) -> Path:
     return cache_root() / "conversations" / f"{name}.json"
 
 
+def _read(path: Path) -> tuple[Any, list[Turn]]:
+    """(database, turns) of a saved conversation file; OSError, ValueError, KeyError, TypeError or
+    InputError when it is not one."""
+    data = json.loads(private_file(path).read_text(encoding="utf-8"))
+    return data["db"], [Turn.from_dict(t) for t in data["turns"]]
+
+
+_UNREADABLE = (OSError, ValueError, KeyError, TypeError, InputError)
+
+
 def load(name: str, db: str, *, new: bool = False) -> Conversation:
     """Conversation ``name`` over ``db`` as saved (empty when new, or with ``new``)."""
     path = conversation_file(name)
     if new or not path.exists():
         return Conversation(None, db)
     try:
-        data = json.loads(private_file(path).read_text(encoding="utf-8"))
-        turns = [Turn.from_dict(t) for t in data["turns"]]
-        saved_db = data["db"]
-    except (OSError, ValueError, KeyError, TypeError, InputError) as exc:
+        saved_db, turns = _read(path)
+    except _UNREADABLE as exc:
         raise InputError(f"conversation {name} cannot be read ({path}: {exc}); --new-conversation starts "
                          f"it over") from None
     if saved_db != db:
@@ -60,8 +69,8 @@ def saved_conversations() -> list[tuple[str, str, list[Turn]]]:
     found = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            data = json.loads(private_file(path).read_text(encoding="utf-8"))
-            found.append((path.stem, str(data["db"]), [Turn.from_dict(t) for t in data["turns"]]))
-        except (OSError, ValueError, KeyError, TypeError, InputError):
+            db, turns = _read(path)
+            found.append((path.stem, str(db), turns))
+        except _UNREADABLE:
             found.append((path.stem, "?", []))
     return found

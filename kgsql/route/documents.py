@@ -16,9 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgsql.text.words import stem
 from kgsql.schema.model import Column, DatabaseSchema, Table
-from kgsql.text.words import STOPWORDS, identifier_words, split_identifier, words
+from kgsql.text.words import STOPWORDS, identifier_words, split_identifier, stem, words
 
 #: Bump when the documents change, so cached vectors are rebuilt.
 DOCUMENT_FORMAT = 2

@@ -3,6 +3,7 @@ else their location relation; a condition that matches rows, or a keyed pair's o
 from __future__ import annotations
 
 import pytest
+from fixed_model import FixedQuery
 
 from kgsql.correct import CheckContext
 from kgsql.correct.join_conditions import fix_join_conditions
@@ -39,18 +40,12 @@ def test_a_keyed_pair_gets_its_key(geo_ctx: CheckContext) -> None:
     assert sorted(geo_ctx.execute(rewritten).rows) == sorted(by_key.rows) and by_key.rows
 
 
-class _Once:
-    stepwise = False
-
-    def generate(self, prompt, question, trace, **kw):  # type: ignore[no-untyped-def]
-        return ("SELECT T1.name FROM rivers AS T1 JOIN provinces AS T2 ON T1.population = T2.population "
-                "WHERE T2.name = 'Northmark'"), ""
-
-
 def test_a_repair_s_tautology_is_rewritten_before_it_runs(geo_ctx: CheckContext) -> None:
     """The FK repair moves T1.population (rivers have none) to T2: ``T2.population = T2.population``, true for
     every pair; the rewrite turns it into the location join before it runs."""
-    result = CorrectionLoop(_Once(), LoopOptions(max_rounds=1, samples=0)).run(None, "q", geo_ctx, Trace())
+    model = FixedQuery("SELECT T1.name FROM rivers AS T1 JOIN provinces AS T2 ON T1.population = T2.population "
+                       "WHERE T2.name = 'Northmark'")
+    result = CorrectionLoop(model, LoopOptions(max_rounds=1, samples=0)).run(None, "q", geo_ctx, Trace())
     assert result.best is not None and result.best.result is not None
     assert "Intersects(T1.Shape, T2.Shape) = 1" in result.best.sql
     assert sorted(result.best.result.rows) == NORTHMARK_RIVERS

@@ -3,6 +3,7 @@ correction loop's tuple of repairs that tries it after join repair."""
 from __future__ import annotations
 
 import pytest
+from fixed_model import FixedQuery
 
 from kgsql.correct import CheckContext
 from kgsql.correct.lookup import label_column, repair_lookups
@@ -77,18 +78,8 @@ def test_the_loop_tries_the_repairs_in_order_and_keeps_the_first_that_runs(ctx: 
     names = [name for name, _ in REPAIRS]
     assert names.index("join_repair") < names.index("lookup_repair")
 
-    class OneQuery:
-        stepwise = False
-
-        def __init__(self) -> None:
-            self.calls = 0
-
-        def generate(self, prompt, question, trace, **kw):  # type: ignore[no-untyped-def]
-            self.calls += 1
-            return "SELECT eye_colour FROM superhero WHERE id = 75", ""
-
     for lookup, expected in ((True, [("Blue",)]), (False, None)):
-        model = OneQuery()
+        model = FixedQuery("SELECT eye_colour FROM superhero WHERE id = 75")
         result = CorrectionLoop(model, LoopOptions(lookup_repair=lookup, max_rounds=1, samples=0)).run(None, "q", ctx, Trace())
         rows = result.best.result.rows if result.best is not None and result.best.result is not None else None
         assert rows == expected and model.calls == 1  # repaired without a second model call

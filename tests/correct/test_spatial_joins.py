@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from fixed_model import FixedQuery
 
 from kgsql.correct import CheckContext
 from kgsql.correct.loop import REPAIRS, CorrectionLoop, LoopOptions
@@ -75,24 +76,10 @@ def test_nothing_happens_on_a_database_without_geometry(make_sqlite) -> None:  #
         assert repair_spatial_joins(plain, "SELECT name FROM t WHERE district = 'x'") is None
 
 
-class _Once:
-    """A model that writes the failing query once."""
-
-    stepwise = False
-
-    def __init__(self, sql: str) -> None:
-        self.sql = sql
-        self.calls = 0
-
-    def generate(self, prompt, question, trace, *, tips="", step=None, **params):  # type: ignore[no-untyped-def]
-        self.calls += 1
-        return f"```sql\n{self.sql}\n```", ""
-
-
 @pytest.mark.parametrize("on", [True, False])
 def test_the_loop_tries_it_after_the_key_repairs(geo_ctx: CheckContext, on: bool) -> None:
     assert [name for name, _ in REPAIRS] == ["table_names", "join_repair", "lookup_repair", "spatial_repair"]
-    model = _Once("SELECT name FROM rivers WHERE province = 'Southreach'")
+    model = FixedQuery("```sql\nSELECT name FROM rivers WHERE province = 'Southreach'\n```")
     loop = CorrectionLoop(model, LoopOptions(spatial_repair=on, max_rounds=1, samples=0))
     result = loop.run(None, "q", geo_ctx, Trace())
     assert result.best is not None

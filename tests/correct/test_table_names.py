@@ -4,6 +4,7 @@ answers the geo question the local 1.5B failed on twice, without a second model 
 from __future__ import annotations
 
 import pytest
+from fixed_model import FixedQuery
 
 from kgsql.correct import CheckContext
 from kgsql.correct.table_names import rename_tables
@@ -29,20 +30,8 @@ def test_the_loop_renames_the_table_without_another_model_call(geo_ctx: CheckCon
 
     assert REPAIRS[0][0] == "table_names"  # tried first: any other repair reads the tables it names
 
-    class Stubborn:
-        """What the 1.5B wrote, round after round."""
-
-        stepwise = False
-
-        def __init__(self) -> None:
-            self.calls = 0
-
-        def generate(self, prompt, question, trace, **kw):  # type: ignore[no-untyped-def]
-            self.calls += 1
-            return "SELECT COUNT(*) FROM city", ""
-
     for on, expected in ((True, [(geo_ctx.execute("SELECT COUNT(*) FROM cities").rows[0][0],)]), (False, None)):
-        model = Stubborn()
+        model = FixedQuery("SELECT COUNT(*) FROM city")  # what the 1.5B wrote, round after round
         result = CorrectionLoop(model, LoopOptions(table_names=on, max_rounds=1, samples=0)).run(
             None, "How many cities are there?", geo_ctx, Trace())
         rows = result.best.result.rows if result.best is not None and result.best.result is not None else None
