@@ -27,7 +27,7 @@ OFF_FLAGS = {
     "--no-kg-schema": (("kg_schema",), "plain CREATE TABLE of the whole database instead of the KG-based schema"),
     "--no-selection": (("selection",), "no knowledge selection (the whole database in the KG-based schema)"),
     "--no-evidence": (("evidence",), "no generated evidence"),
-    "--no-tips": (("tips",), "no self-correction (one generation, no checks)"),
+    "--no-tips": (("correction",), "no self-correction (one generation, no checks)"),
     "--no-sdbms": (("sdbms",), "no SpatiaLite knowledge"),
     "--no-geo": (("geo",), "no geographic table descriptions"),
     "--no-least-to-most": (("least_to_most",), "direct SQL instead of least-to-most (kgsql-classic)"),

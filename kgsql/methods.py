@@ -87,9 +87,9 @@ DAIL_PROMPT: dict[str, Any] = dict(question_format="dail", schema_style="code")
 #: DAIL-SQL's example selection and organisation.
 MASKED_EXAMPLES: dict[str, Any] = dict(shots=5, example_selection="masked-similarity", example_organisation="sql-only")
 #: Nothing beyond the prompt: no SDBMS knowledge, no geography, no self-correction.
-NO_EXTRAS: dict[str, Any] = dict(sdbms=False, geo=False, tips=False, max_rounds=1, show_failed_query=False)
+NO_EXTRAS: dict[str, Any] = dict(sdbms=False, geo=False, correction=False, max_rounds=1, show_failed_query=False)
 #: SSpa's three added components.
-SSPA_PARTS: dict[str, Any] = dict(sdbms=True, spatial_function_list=SSPA_FUNCTIONS, geo=True, tips=True,
+SSPA_PARTS: dict[str, Any] = dict(sdbms=True, spatial_function_list=SSPA_FUNCTIONS, geo=True, correction=True,
                                   tip_kinds=SSPA_TIP_KINDS, max_rounds=5, show_failed_query=False)
 #: ACT-SQL's prompt: Table(Column) + 3 rows, 2 static + 2 dynamic examples with schemas and auto-CoT, chat.
 ACT_PROMPT: dict[str, Any] = dict(question_format="chat", schema_style="table-column", example_rows=3,
@@ -132,6 +132,7 @@ def build(name: str, graph: Any, lm: Any, pool: Any = SHIPPED_EXAMPLES, *, retri
     shipped = pool is SHIPPED_EXAMPLES
     pool = None if shipped else pool
     spec = get_method(name)
+    overrides = {RENAMED_OPTIONS.get(k, k): v for k, v in overrides.items()}
     known = {f.name for f in fields(spec.options)}
     unknown = sorted(set(overrides) - known)
     if unknown:
@@ -164,7 +165,7 @@ register_method(MethodSpec("sspa", _options(DAIL_PROMPT, MASKED_EXAMPLES, SSPA_P
                            "SSpa: DAIL-SQL + SDBMS knowledge + geographic descriptions + schema tips"))
 #: SSpa without one part: the options that remove it.
 SSPA_ABLATIONS: dict[str, dict[str, Any]] = {
-    "sdbms": dict(sdbms=False), "geo": dict(geo=False), "tips": dict(tips=False, max_rounds=1)}
+    "sdbms": dict(sdbms=False), "geo": dict(geo=False), "tips": dict(correction=False, max_rounds=1)}
 for _part, _off in SSPA_ABLATIONS.items():
     register_method(MethodSpec(f"sspa-{_part}", _options(DAIL_PROMPT, MASKED_EXAMPLES, SSPA_PARTS, _off),
                                f"SSpa without its {_part} component"))
@@ -181,7 +182,7 @@ KGSQL_ABLATIONS: dict[str, dict[str, Any]] = {
     "meaning-hints": dict(meaning_hints=False),
     "graph": dict(schema_style="code", value_hints=False, join_hints=False, meaning_hints=False),
     "examples": dict(shots=0),
-    "correction": dict(tips=False),
+    "correction": dict(correction=False),
     "repair": dict(join_repair=False),
     "cache-layout": dict(layout="dail"),
     "whole-schema": dict(scope="selected"),
@@ -206,6 +207,9 @@ ABLATION_SETS: dict[str, tuple[str, ...]] = {
 
 
 # --------------------------------------------------------------------------- --set key=value
+
+#: Options' earlier names, still read (in ``--set``, a notebook's keywords, recorded commands) as the new ones.
+RENAMED_OPTIONS: dict[str, str] = {"tips": "correction"}  # the whole correction loop, not only its tips
 
 _TRUE = {"1", "true", "yes", "on", "y", "t"}
 _FALSE = {"0", "false", "no", "off", "n", "f"}
@@ -260,7 +264,7 @@ def _convert(key: str, text: str, default: Any) -> Any:
 
 
 def parse_sets(items: Sequence[str] | None) -> dict[str, Any]:
-    """``["tips=false", "max_rounds=3"]`` -> typed method option overrides.
+    """``["correction=false", "max_rounds=3"]`` -> typed method option overrides.
 
     Unknown option names are refused with the list of known ones, so a typo
     cannot silently run the unablated method."""
@@ -269,6 +273,7 @@ def parse_sets(items: Sequence[str] | None) -> dict[str, Any]:
     for item in items or ():
         key, sep, value = item.partition("=")
         key = key.strip().replace("-", "_")
+        key = RENAMED_OPTIONS.get(key, key)
         if not sep or not key:
             raise InputError(f"--set {item!r}: expected key=value")
         if key not in defaults:

@@ -2,9 +2,9 @@
 
 An unknown name is mapped back to the SpatiaLite function through the
 function KB's aliases (PostGIS ``ST_DWithin`` -> ``PtDistWithin``), or to the
-SQLite way of writing another dialect's function (:data:`SQLITE_EQUIVALENTS`);
-a wrong argument count is answered with the KB signature or a SQLite core
-signature (:data:`SQLITE_SIGNATURES`).
+engine's way of writing another dialect's function (``Engine.function_equivalents``);
+a wrong argument count is answered with the KB signature or the engine's core
+signature (``Engine.function_signatures``).
 """
 from __future__ import annotations
 
@@ -13,70 +13,18 @@ from typing import Any
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext, ErrorRule
-from kgsql.sql.dialects import function_kb, label, sqlglot_name
+from kgsql.sql.dialects import engine_of_dialect, function_kb, label
 from kgsql.correct.tip import Tip
 from kgsql.errors import KgsqlError
 
-__all__ = ["ON_ERROR", "SQLITE_EQUIVALENTS", "SQLITE_SIGNATURES", "arguments_error", "function_error", "knowledge"]
+__all__ = ["ON_ERROR", "arguments_error", "function_error", "knowledge"]
 
 FUNCTION_RENAMED_TIP = "The function '{name}' does not exist in {system}; use '{good}' instead: {call}"
 FUNCTION_EQUIVALENT_TIP = "The function '{name}' does not exist in {system}; use {good} instead."
 FUNCTION_UNKNOWN_TIP = "The function '{name}' does not exist in {system} and should not be used."
-FUNCTION_NOT_LOADED_TIP = "The function '{name}' is not available: SpatiaLite is not loaded for this database."
+FUNCTION_NOT_LOADED_TIP = "The function '{name}' is not available: {system} is not loaded for this database."
 FUNCTION_NOT_SPATIAL_TIP = "The function '{name}' does not exist in {system}: this database has no spatial functions."
 ARGUMENTS_TIP = "The function '{name}' was called with the wrong number of arguments{given}; {advice}"
-
-#: Functions of other SQL dialects that SQLite lacks -> what to write instead.
-SQLITE_EQUIVALENTS: dict[str, str] = {
-    "year": "strftime('%Y', d)",
-    "month": "strftime('%m', d)",
-    "day": "strftime('%d', d)",
-    "datediff": "julianday(d1) - julianday(d2)",
-    "date_part": "strftime(format, d)",
-    "to_char": "strftime(format, d)",
-    "getdate": "date('now')",
-    "now": "datetime('now')",
-    "curdate": "date('now')",
-    "isnull": "ifnull(x, y)",
-    "nvl": "ifnull(x, y)",
-    "len": "length(x)",
-    "char_length": "length(x)",
-    "if": "iif(condition, x, y)",
-    "left": "substr(x, 1, n)",
-    "right": "substr(x, -n)",
-    "position": "instr(x, y)",
-    "locate": "instr(x, y)",
-    "charindex": "instr(x, y)",
-    "ceiling": "ceil(x)",
-    "stddev": "a subquery (SQLite has no standard deviation)",
-    "array_agg": "group_concat(x)",
-    "string_agg": "group_concat(x, separator)",
-    "listagg": "group_concat(x, separator)",
-}
-
-#: A few SQLite core signatures for wrong-argument-count tips.
-SQLITE_SIGNATURES: dict[str, str] = {
-    "substr": "substr(x, start, length)",
-    "substring": "substr(x, start, length)",
-    "round": "round(x, digits)",
-    "strftime": "strftime(format, time, modifier, ...)",
-    "instr": "instr(x, y)",
-    "replace": "replace(x, from, to)",
-    "ifnull": "ifnull(x, y)",
-    "iif": "iif(condition, x, y)",
-    "nullif": "nullif(x, y)",
-    "length": "length(x)",
-    "abs": "abs(x)",
-    "upper": "upper(x)",
-    "lower": "lower(x)",
-    "trim": "trim(x) or trim(x, characters)",
-    "julianday": "julianday(time, modifier, ...)",
-    "date": "date(time, modifier, ...)",
-    "count": "count(x) or count(*)",
-    "sum": "sum(x)",
-    "avg": "avg(x)",
-}
-
 
 def knowledge(dialect: str = "spatialite") -> Any:
     """The spatial function KB of ``dialect`` ("spatialite", "postgis"), or None when it cannot be loaded."""
@@ -101,12 +49,12 @@ def function_error(ctx: CheckContext, sql: str, name: str | None, message: str) 
         if f is not None and f.name.lower() != name.lower():
             tip = FUNCTION_RENAMED_TIP.format(name=name, system=system, good=f.name, call=kb.call_hint(f))
             return [Tip("no_such_function", tip, name)]
-        if f is not None and dialect == "spatialite":
-            return [Tip("no_such_function", FUNCTION_NOT_LOADED_TIP.format(name=name), name)]
+        if f is not None:  # the dialect's own function, unknown to the database: its extension is not loaded
+            return [Tip("no_such_function", FUNCTION_NOT_LOADED_TIP.format(name=name, system=system), name)]
     elif kb is not None and kb.function(name) is not None:
         tip = FUNCTION_NOT_SPATIAL_TIP.format(name=name, system=system)
         return [Tip("no_such_function", tip, name)]
-    equivalent = SQLITE_EQUIVALENTS.get(name.lower()) if sqlglot_name(dialect) == "sqlite" else None
+    equivalent = engine_of_dialect(dialect).function_equivalents.get(name.lower())
     if equivalent:
         tip = FUNCTION_EQUIVALENT_TIP.format(name=name, system=system, good=equivalent)
         return [Tip("no_such_function", tip, name)]
@@ -134,7 +82,7 @@ def arguments_error(ctx: CheckContext, sql: str, name: str | None, message: str)
     kb = knowledge(function_kb(ctx.dialect)) if function_kb(ctx.dialect) else None
     f = kb.function(name) if kb is not None else None
     if f is None:
-        sig = SQLITE_SIGNATURES.get(name.lower())
+        sig = engine_of_dialect(ctx.dialect).function_signatures.get(name.lower())
         advice = f"call it as {sig}." if sig else "check how many arguments it takes."
         return [Tip("wrong_arguments", ARGUMENTS_TIP.format(name=name, given=given, advice=advice), name)]
     use = "call it as" if f.name.lower() == name.lower() else "use"

@@ -113,7 +113,7 @@ class LoopOptions(Rewrites):
     max_rounds: int = 3          # greedy generations at most, the first included
     samples: int = 1             # sampled candidates when no candidate returned rows (0: none); 1: measured (issue 12)
     temperature: float = 0.7
-    tips: bool = True            # False: one generation, no checks beyond running it
+    correction: bool = True      # False: one generation, no checks beyond running it
     tip_kinds: tuple[str, ...] = ()  # keep only these tip kinds (empty: all)
     show_failed_query: bool = True
     tip_rounds: bool = False     # the first pipeline's rounds (SSpa's): see the module docstring
@@ -230,7 +230,7 @@ class _Candidates:
                 self.tried[key] = self.tried.pop(key)
             return self.tried[key], True
         checked = self.check(sql)
-        if checked.result is None and opts.tips:
+        if checked.result is None and opts.correction:
             return self.repaired(checked), False
         return checked, False
 
@@ -245,7 +245,7 @@ class _Candidates:
 
     def check(self, sql: str) -> Checked:
         """Run ``sql`` once and remember it."""
-        checked = check_candidate(self.ctx, sql, tips=self.opts.tips, vacuous_as_empty=not self.opts.tip_rounds)
+        checked = check_candidate(self.ctx, sql, tips=self.opts.correction, vacuous_as_empty=not self.opts.tip_rounds)
         self.tried[same_query(sql)] = checked
         self.out.candidates.append(sql)
         return checked
@@ -287,9 +287,9 @@ class CorrectionLoop:
         prestart()  # the query worker starts while the model writes the first candidate
         current, _ = run.attempt("sql", "")
         feedback = ""
-        rounds = max(1, opts.max_rounds) if opts.tips else 1
+        rounds = max(1, opts.max_rounds) if opts.correction else 1
         fix_step = "sql" if opts.tip_rounds else "sql_fix"
-        while opts.tips and out.rounds < rounds and (current is None or _rank(current) < 2):
+        while opts.correction and out.rounds < rounds and (current is None or _rank(current) < 2):
             if current is not None and current.result is not None and not current.tips:
                 break  # ran empty and the rules have nothing to say: sampling decides
             fresh = self._new_tips(current, out)
@@ -299,9 +299,9 @@ class CorrectionLoop:
             current, repeated = run.attempt(fix_step, feedback)
             if repeated:
                 break
-        if opts.tip_rounds and opts.tips and (current is None or current.result is None):
+        if opts.tip_rounds and opts.correction and (current is None or current.result is None):
             self._new_tips(current, out)  # the last failure's tips are reported too
-        if opts.tips and opts.samples > 0 and not any(_rank(c) == 2 for c in run.tried.values()):
+        if opts.correction and opts.samples > 0 and not any(_rank(c) == 2 for c in run.tried.values()):
             for seed in range(1, opts.samples + 1):
                 run.attempt("sql_sample", feedback, temperature=opts.temperature, seed=seed)
         out.best = run.best()

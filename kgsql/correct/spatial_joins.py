@@ -42,7 +42,7 @@ from kgsql.correct.repair import Scope, has_column, own_columns, qualify_all, re
 from kgsql.schema.geometry_units import measure
 from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.schema.spatial_pairs import geometry_column, pairing
-from kgsql.sql.dialects import sqlglot_name
+from kgsql.sql.dialects import spatial_forms, sqlglot_name
 from kgsql.sql.names import parse_sql
 
 __all__ = ["located_condition", "located_partners", "repair_spatial_joins"]
@@ -107,7 +107,8 @@ def _fix_geometry(scope: Scope, col: exp.Column, names: set[str], dialect: str) 
         col.set("this", exp.to_identifier(geometry.name))
         return True
     ref = exp.column(geometry.name, table=col.table or None).sql(dialect=sqlglot_name(dialect))
-    found = measure(geometry, ref, dialect)
+    forms = spatial_forms(dialect)
+    found = measure(geometry, ref, forms) if forms is not None else None
     expression = parse_sql(found[1], sqlglot_name(dialect)) if found is not None and found[0] == wanted else None
     if not isinstance(expression, exp.Expression):
         return False
@@ -160,13 +161,13 @@ def located_condition(scope: Scope, table: Table, alias: str, other: str, dialec
     """How ``table`` (written as ``alias``) relates by containment or crossing to the FROM item ``other``, as a
     join condition; None when they relate by distance or not at all."""
     partner = scope.by_alias[other]
-    p = pairing(table, partner)
-    if p is None or p.measured or partner is table:
+    p, forms = pairing(table, partner), spatial_forms(dialect)
+    if p is None or p.measured or partner is table or forms is None:
         return None
     refs = {id(table): alias, id(partner): written(scope, other)}
     columns = {"kgsql_first": exp.column(p.first_geometry.name, table=refs[id(p.first)]),
                "kgsql_second": exp.column(p.second_geometry.name, table=refs[id(p.second)])}
-    on = parse_sql(p.condition("kgsql_first", "kgsql_second", dialect), sqlglot_name(dialect))
+    on = parse_sql(p.condition("kgsql_first", "kgsql_second", forms), sqlglot_name(dialect))
     if not isinstance(on, exp.Condition):
         return None
     for placeholder in list(on.find_all(exp.Column)):

@@ -5,8 +5,8 @@ is not a driver call is a class attribute of one :class:`Engine` subclass:
 the names a user writes a database by (URL schemes, file suffixes, a file
 header), the label a user reads, how identifiers are quoted, the functions
 generated SQL may not call, how the engine's error messages read as the kinds
-self-correction acts on, and a few facts of its SQL (NULL ordering, integer
-division). The class registers itself with :func:`register_engine`; code
+self-correction acts on, the forms of its spatial SQL, and a few facts of its
+SQL (NULL ordering, integer division). The class registers itself with :func:`register_engine`; code
 that used to compare engine names (``== "sqlite"``) asks the class instead,
 so adding an engine is one module (``kgsql/db/engines/<name>.py``, imported
 by ``kgsql/db/engines/__init__.py``) plus its tests.
@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Mapping, TypeVar
 from urllib.parse import unquote
 
 from kgsql.db.result import QueryResult
@@ -34,6 +34,7 @@ from kgsql.db.sql_errors import ErrorKind, Pattern, classify_message
 from kgsql.errors import InputError
 from kgsql.registry import Registry
 from kgsql.schema.model import DatabaseSchema
+from kgsql.schema.spatial_forms import SpatialForms
 from kgsql.secrets import redact_uri
 
 __all__ = ["ENGINES", "Engine", "Target", "default_engine", "engine_for_dialect", "engine_for_header",
@@ -96,6 +97,8 @@ class Engine:
     spatial_label: ClassVar[str] = ""
     #: The spatial function knowledge base of the spatial dialect (:mod:`kgsql.sql.spatialite`).
     function_kb: ClassVar[str] = ""
+    #: How its spatial flavour writes a relation or a measure in metres; None: no spatial flavour.
+    spatial_forms: ClassVar[SpatialForms | None] = None
     #: URL schemes, lower case; the first is the one kgsql writes (``duckdb://...``).
     schemes: ClassVar[tuple[str, ...]] = ()
     #: File suffixes, lower case; the first is the one a rename hint suggests. Empty: not a file engine.
@@ -118,6 +121,10 @@ class Engine:
     denied_prefixes: ClassVar[tuple[str, ...]] = ()
     #: The engine's error messages as kinds, first match wins.
     error_patterns: ClassVar[tuple[Pattern, ...]] = ()
+    #: Functions of other dialects the engine lacks -> what to write instead (a correction tip's advice).
+    function_equivalents: ClassVar[Mapping[str, str]] = {}
+    #: Core functions' signatures, for a wrong-argument-count tip.
+    function_signatures: ClassVar[Mapping[str, str]] = {}
     #: Does an ascending ORDER BY put NULLs first? None: NULLs last either way.
     nulls_first_when_ascending: ClassVar[bool | None] = None
     #: Does ``/`` of two integers truncate?

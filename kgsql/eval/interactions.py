@@ -3,7 +3,7 @@
 A conversation is answered turn by turn, and each turn is scored like any
 question; what a multi-turn benchmark adds is whether a whole interaction
 was right. Records of turns carry ``extra["interaction_id"]`` (from
-``Example.turn``); records without one are standalone questions and are
+``GoldQuestion.turn``); records without one are standalone questions and are
 left out here, so other benchmarks' summaries are unchanged. SParC's own
 "question match / interaction match" are exact-set-match numbers; these are
 execution-based (docs/eval.md).
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kgsql.errors import InputError
-from kgsql.eval.datasets.base import INTERACTION_ID, TURN_INDEX, Example
+from kgsql.eval.datasets.base import INTERACTION_ID, TURN_INDEX, GoldQuestion
 from kgsql.eval.metric_registry import interaction_metrics, is_scored
 
 Prediction = tuple[str, str | None]  # (SQL, db_id named on the line), as score reads them
@@ -53,17 +53,17 @@ def interaction_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any] | N
 # --------------------------------------------------------------------------- asking turn by turn
 
 
-def interaction_chains(examples: Sequence[Example]) -> list[list[Example]]:
+def interaction_chains(examples: Sequence[GoldQuestion]) -> list[list[GoldQuestion]]:
     """The examples as interactions (first-seen order), each in turn order; a standalone question is a
     chain of its own. A method that reads its earlier answers asks a chain's turns one after another."""
-    chains: dict[str, list[Example]] = {}
+    chains: dict[str, list[GoldQuestion]] = {}
     for i, e in enumerate(examples):
         iid = e.turn.get(INTERACTION_ID)
         chains.setdefault(f"#{i}" if iid is None else str(iid), []).append(e)
     return [sorted(chain, key=lambda e: e.extra.get(TURN_INDEX) or 0) for chain in chains.values()]
 
 
-def whole_interactions(examples: Sequence[Example], limit: int, pick: Any) -> list[Example] | None:
+def whole_interactions(examples: Sequence[GoldQuestion], limit: int, pick: Any) -> list[GoldQuestion] | None:
     """``limit`` whole interactions (``pick(n, k)``: the indices of the ``k`` chosen of ``n``), in dataset
     order; None when some example is a standalone question (then ``limit`` counts questions)."""
     if any(e.turn.get(INTERACTION_ID) is None for e in examples):
@@ -81,7 +81,7 @@ def _turn_key(row: Any) -> tuple[str, Any] | None:
     return None if iid is None else (str(iid), extra.get(TURN_INDEX))
 
 
-def earlier_sql(example: Example, logged: Iterable[Any]) -> list[str]:
+def earlier_sql(example: GoldQuestion, logged: Iterable[Any]) -> list[str]:
     """The SQL the run predicted for each earlier turn of ``example``'s interaction ("" for none), read
     from the records ``logged`` so far (the run's own answers, never the gold SQL)."""
     iid, index = str(example.turn[INTERACTION_ID]), example.extra.get(TURN_INDEX) or 0
@@ -89,7 +89,7 @@ def earlier_sql(example: Example, logged: Iterable[Any]) -> list[str]:
     return [found.get(j, "") for j in range(index)]
 
 
-def check_earlier_turns(todo: Sequence[Example], logged: Iterable[Any]) -> None:
+def check_earlier_turns(todo: Sequence[GoldQuestion], logged: Iterable[Any]) -> None:
     """Refuse (one line) a turn whose earlier turns are neither asked in this run nor logged before: a method
     reading its own earlier answers would be shown nothing for them."""
     known = {key for r in logged if (key := _turn_key(r))}
@@ -108,7 +108,7 @@ def check_earlier_turns(todo: Sequence[Example], logged: Iterable[Any]) -> None:
 # --------------------------------------------------------------------------- prediction files
 
 
-def interaction_sizes(examples: Sequence[Example]) -> list[int] | None:
+def interaction_sizes(examples: Sequence[GoldQuestion]) -> list[int] | None:
     """Turn counts of consecutive interactions, in dataset order; None when some example has no
     interaction id (a single-turn benchmark)."""
     sizes: list[int] = []
@@ -125,7 +125,7 @@ def interaction_sizes(examples: Sequence[Example]) -> list[int] | None:
     return sizes
 
 
-def without_interaction_breaks(predictions: list[Prediction], examples: Sequence[Example]) -> list[Prediction]:
+def without_interaction_breaks(predictions: list[Prediction], examples: Sequence[GoldQuestion]) -> list[Prediction]:
     """Predictions with the blank line after each interaction removed (SParC's official file form,
     ``dev_gold.txt`` included), so line ``i`` is turn ``i`` again.
 

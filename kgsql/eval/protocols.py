@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from kgsql.errors import InputError
-from kgsql.eval.datasets import Dataset, Example
+from kgsql.eval.datasets import Dataset, GoldQuestion
 from kgsql.eval.runner import Group
 
 PAPER_FOLDS: tuple[tuple[str, ...], ...] = (("ada", "edu"), ("tourism", "traffic"))
@@ -77,7 +77,7 @@ def cross_folds(db_ids: Iterable[str], folds: Sequence[tuple[str, ...]] | None =
 
 
 def training_pool(dataset: Dataset, fold: Fold) -> Any:
-    """Example pool of the fold's training databases only (never a test database's question)."""
+    """GoldQuestion pool of the fold's training databases only (never a test database's question)."""
     from kgsql.fewshot.pool import ExamplePool
 
     pool = ExamplePool.from_dataset(dataset, exclude_dbs=fold.test_dbs)
@@ -89,7 +89,7 @@ def training_pool(dataset: Dataset, fold: Fold) -> Any:
     return pool
 
 
-def cross_fold_groups(dataset: Dataset, questions: Sequence[Example],
+def cross_fold_groups(dataset: Dataset, questions: Sequence[GoldQuestion],
                       folds: Sequence[tuple[str, ...]] | None = None, *, with_pool: bool = True) -> list[Group]:
     """One group per fold: that fold's (selected) questions with the other folds' questions as pool.
 
@@ -106,7 +106,7 @@ def cross_fold_groups(dataset: Dataset, questions: Sequence[Example],
     return groups
 
 
-def single_groups(dataset: Dataset, questions: Sequence[Example], pool: Any = None, *,
+def single_groups(dataset: Dataset, questions: Sequence[GoldQuestion], pool: Any = None, *,
                   with_pool: bool = True) -> list[Group]:
     """A plain run: one group with a fixed pool (Spider: its training set); for a benchmark
     whose pools come from the other databases (the spatial set) one group per database with

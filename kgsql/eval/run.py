@@ -25,7 +25,7 @@ from typing import Any, Callable
 from kgsql.cli_types import non_negative_int
 from kgsql.db.privilege import add_privileged_flag, apply_privileged_flag
 from kgsql.errors import InputError
-from kgsql.eval.datasets import Dataset, Example, available_benchmarks, get_benchmark, per_benchmark
+from kgsql.eval.datasets import Dataset, GoldQuestion, available_benchmarks, get_benchmark, per_benchmark
 from kgsql.eval.datasets.registry import cross_fold_benchmarks, language_help, languages, split_help, taking
 from kgsql.eval.interactions import interaction_line
 from kgsql.eval.method import default_shots, lead_shots, make_method, parse_sets, registry
@@ -87,7 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--questions-lang", choices=languages(), default="en",
                         help=language_help())
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a field of the method's options, e.g. --set tips=false (repeatable)")
+                        help="override a field of the method's options, e.g. --set correction=false (repeatable)")
     parser.add_argument("--pool", default=None,
                         help="few-shot pool: Spider-format JSON or JSONL query log, or 'none' (default: "
                              + (per_benchmark(lambda b: b.pool_note or None) or "none") + ")")
@@ -292,18 +292,18 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
 
 
 def _with_database(args: argparse.Namespace, dataset: Dataset, skip_by_default: bool,
-                   say: Callable[[str], None]) -> list[Example]:
+                   say: Callable[[str], None]) -> list[GoldQuestion]:
     """The split's questions, less those whose database file is absent where the run or benchmark skips them."""
-    eligible = dataset.examples
+    eligible = dataset.questions
     if getattr(args, "skip_missing_db", False) or skip_by_default:
-        eligible = [e for e in dataset.examples if dataset.db_path(e.db_id) is not None]
+        eligible = [e for e in dataset.questions if dataset.db_path(e.db_id) is not None]
         if not eligible:
             raise InputError(f"{dataset.name} {dataset.split}: no question has its database file "
                              f"(looked for <db>/<db>.sqlite under the databases folder beside "
                              f"{dataset.root}; give it with --db-dir)")
-        if len(eligible) < len(dataset.examples) and not getattr(args, "skip_missing_db", False):
-            absent = sorted({e.db_id for e in dataset.examples} - {e.db_id for e in eligible})
-            say(f"{dataset.name} {dataset.split}: {len(dataset.examples) - len(eligible)} questions "
+        if len(eligible) < len(dataset.questions) and not getattr(args, "skip_missing_db", False):
+            absent = sorted({e.db_id for e in dataset.questions} - {e.db_id for e in eligible})
+            say(f"{dataset.name} {dataset.split}: {len(dataset.questions) - len(eligible)} questions "
                 f"skipped: no database file for {len(absent)} of its databases "
                 f"({', '.join(absent[:6])}{', ...' if len(absent) > 6 else ''})")
     return eligible

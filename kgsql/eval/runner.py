@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from kgsql.errors import InputError, KgsqlError
-from kgsql.eval.datasets import Dataset, Example
+from kgsql.eval.datasets import Dataset, GoldQuestion
 from kgsql.eval.interactions import check_earlier_turns, earlier_sql, interaction_chains, whole_interactions
 from kgsql.eval.metric_registry import default_metric, metrics_for, zero_scores
 from kgsql.eval.records import Record, RecordLog
@@ -38,7 +38,7 @@ class RunAborted(KgsqlError):
 class Group:
     """Benchmark questions answered with one few-shot pool; ``tag`` goes into each record's ``extra``."""
 
-    questions: list[Example]
+    questions: list[GoldQuestion]
     pool: Any = None
     tag: dict[str, Any] = field(default_factory=dict)
 
@@ -64,8 +64,8 @@ class RunSpec:
 # --------------------------------------------------------------------------- choosing questions
 
 
-def select_questions(questions: Sequence[Example], *, limit: int | None = None, seed: int | None = None,
-                     dbs: Iterable[str] | None = None, ids: Iterable[str] | None = None) -> list[Example]:
+def select_questions(questions: Sequence[GoldQuestion], *, limit: int | None = None, seed: int | None = None,
+                     dbs: Iterable[str] | None = None, ids: Iterable[str] | None = None) -> list[GoldQuestion]:
     """The questions of a run, in dataset order.
 
     ``dbs``/``ids`` filter first; then ``limit`` takes the first N, or with a
@@ -110,7 +110,7 @@ def seeded_picks(n: int, k: int, seed: int) -> list[int]:
     return picks
 
 
-def by_database(questions: Sequence[Example]) -> list[Example]:
+def by_database(questions: Sequence[GoldQuestion]) -> list[GoldQuestion]:
     """Questions grouped by database (first-seen database order, dataset order inside), so a
     prefix-caching model server reads each database's schema once, not once per question."""
     first: dict[str, int] = {}
@@ -156,7 +156,7 @@ def ingest_databases(graph: Any, dataset: Dataset, db_ids: Iterable[str], *, pre
     return names
 
 
-def check_no_leakage(graph: Any, names: dict[str, str], questions: Iterable[Example]) -> None:
+def check_no_leakage(graph: Any, names: dict[str, str], questions: Iterable[GoldQuestion]) -> None:
     """Refuse to test questions the graph has learnt from (mined with their SQL): that would score memory.
 
     A pair is known by its database, question and SQL (``kgsql.mining.history.pair_id``); a user who
@@ -188,7 +188,7 @@ def check_no_leakage(graph: Any, names: dict[str, str], questions: Iterable[Exam
 # --------------------------------------------------------------------------- one question
 
 
-def evidence_for(example: Example, given: bool = True) -> str | None:
+def evidence_for(example: GoldQuestion, given: bool = True) -> str | None:
     """What the benchmark gives beside the question: BIRD evidence; spatial evidence + ``name`` hints
     (nothing when not ``given``)."""
     if not given:
@@ -197,7 +197,7 @@ def evidence_for(example: Example, given: bool = True) -> str | None:
     return " ".join(parts) or None
 
 
-def ask_method(asker: Any, example: Example, db: str, spec: RunSpec, history_sql: list[str] | None = None) -> Any:
+def ask_method(asker: Any, example: GoldQuestion, db: str, spec: RunSpec, history_sql: list[str] | None = None) -> Any:
     """One question to the method, with the benchmark's evidence when the run gives it and, for a
     conversation's follow-up turn, the earlier questions (the method decides what to do with them) and,
     for a method that reads them, the SQL it answered for them (``history_sql``)."""
@@ -210,12 +210,12 @@ def ask_method(asker: Any, example: Example, db: str, spec: RunSpec, history_sql
     return asker.ask(example.question, db=db, evidence=evidence, **more)
 
 
-def missing_record(example: Example) -> Record:
+def missing_record(example: GoldQuestion) -> Record:
     return Record(id=example.id, db_id=example.db_id, question=example.question, gold=list(example.gold),
                   difficulty=example.difficulty, label=example.label, error=MISSING_DB, error_kind="missing_db")
 
 
-def answer_record(example: Example, dataset: Dataset, answer: Any, *, timeout_s: float,
+def answer_record(example: GoldQuestion, dataset: Dataset, answer: Any, *, timeout_s: float,
                   schema: Any = None) -> Record:
     """Score ``answer`` against the gold SQL and keep what the report and a reader need;
     ``schema`` (the database's) lets the record name the gold columns the selection missed."""
@@ -277,7 +277,7 @@ def selected_names(selection: dict[str, Any]) -> dict[str, Any]:
             "columns": [f"{c['table']}.{c['column']}" for c in selection.get("columns") or []]}
 
 
-def missed_gold(example: Example, selection: dict[str, Any], schema: Any) -> list[str] | None:
+def missed_gold(example: GoldQuestion, selection: dict[str, Any], schema: Any) -> list[str] | None:
     """Gold ``table.column`` names the selection left out (None when the gold SQL cannot be resolved)."""
     if schema is None or not example.gold:
         return None
@@ -360,7 +360,7 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
     lock = threading.Lock()
     failures = [0]
 
-    def finish(rec: Record, example: Example) -> Record:
+    def finish(rec: Record, example: GoldQuestion) -> Record:
         rec.method, rec.shots = spec.method, shots
         rec.extra.update(group.tag)
         rec.extra.update(example.turn)  # a conversation's turn: its interaction, for interaction EX
@@ -369,7 +369,7 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
             logged[rec.id] = rec
         return rec
 
-    def one(example: Example) -> Record | None:
+    def one(example: GoldQuestion) -> Record | None:
         if example.db_id not in names:
             return finish(missing_record(example), example)
         sqls = None
@@ -392,7 +392,7 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
             rec.extra["shown_history_sql"] = sqls  # the earlier turns' SQL the method was shown (its own)
         return finish(_with_route(rec, routed, names[example.db_id]), example)
 
-    def settle(example: Example) -> bool:
+    def settle(example: GoldQuestion) -> bool:
         """Ask ``example``; True when it was logged."""
         try:
             rec = one(example)
@@ -420,17 +420,17 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
     return [logged[e.id] for e in group.questions if e.id in logged]
 
 
-def failed_record(example: Example, error: str, kind: str, benchmark: str | None = None) -> Record:
+def failed_record(example: GoldQuestion, error: str, kind: str, benchmark: str | None = None) -> Record:
     """The record of a question that got no answer: unscored when not replayable, else wrong."""
     scores = {} if kind == NOT_REPLAYABLE else zero_scores(benchmark)
     return Record(id=example.id, db_id=example.db_id, question=example.question, gold=list(example.gold),
                   scores=scores, error=error, error_kind=kind, difficulty=example.difficulty, label=example.label)
 
 
-def answer_chains(chains: list[list[Example]], settle: Callable[[Example], bool], concurrency: int) -> None:
+def answer_chains(chains: list[list[GoldQuestion]], settle: Callable[[GoldQuestion], bool], concurrency: int) -> None:
     """Each chain's questions in order, stopping at one not logged (the rest wait for the next run);
     up to ``concurrency`` chains at once. A ``RunAborted`` cancels what has not started and is raised."""
-    def run_chain(chain: list[Example]) -> None:
+    def run_chain(chain: list[GoldQuestion]) -> None:
         for example in chain:
             if not settle(example):
                 return

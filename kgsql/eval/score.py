@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kgsql.errors import InputError
-from kgsql.eval.datasets import Dataset, Example, available_benchmarks, get_benchmark
+from kgsql.eval.datasets import Dataset, GoldQuestion, available_benchmarks, get_benchmark
 from kgsql.eval.datasets.registry import language_help, languages, split_help, taking
 from kgsql.eval.interactions import interaction_line, without_interaction_breaks
 from kgsql.eval.aggregate import aggregate
@@ -73,7 +73,7 @@ def read_predictions(path: str | Path) -> list[tuple[str, str | None]]:
 
 
 def score_example(
-    dataset: Dataset, example: Example, pred: str | None, *,
+    dataset: Dataset, example: GoldQuestion, pred: str | None, *,
     timeout_s: float = DEFAULT_TIMEOUT_S, distinct: DistinctMode = "all",
     soft_f1_digits: int | None = None,
 ) -> Record:
@@ -143,23 +143,23 @@ def score_file(
 
     A multi-turn benchmark's file may hold a blank line after each interaction
     (SParC's official form); those breaks are dropped first."""
-    predictions = without_interaction_breaks(predictions, dataset.examples)
-    examples = dataset.examples[:limit] if limit is not None else dataset.examples
-    if len(predictions) > len(dataset.examples):
-        raise InputError(f"{len(predictions)} predictions for {len(dataset.examples)} questions: "
+    predictions = without_interaction_breaks(predictions, dataset.questions)
+    questions = dataset.questions[:limit] if limit is not None else dataset.questions
+    if len(predictions) > len(dataset.questions):
+        raise InputError(f"{len(predictions)} predictions for {len(dataset.questions)} questions: "
                          "the file is not aligned with this dataset/split")
     warnings: list[str] = []
-    if len(predictions) < len(examples):
-        warnings.append(f"only {len(predictions)} predictions for {len(examples)} questions; "
+    if len(predictions) < len(questions):
+        warnings.append(f"only {len(predictions)} predictions for {len(questions)} questions; "
                         "the rest score 0 (no prediction)")
-    mismatched = [ex.id for ex, (_, db) in zip(examples, predictions) if db and db != ex.db_id]
+    mismatched = [ex.id for ex, (_, db) in zip(questions, predictions) if db and db != ex.db_id]
     if mismatched:
         warnings.append(f"{len(mismatched)} prediction line(s) name another db_id than the "
                         f"question (first: id {mismatched[0]}); check the file's alignment")
     done = {r.id: r for r in log.records()} if log else {}
     start = time.monotonic()
     records: list[Record] = []
-    for i, ex in enumerate(_progress(examples, progress)):
+    for i, ex in enumerate(_progress(questions, progress)):
         if ex.id in done:
             records.append(done[ex.id])
             continue

@@ -136,11 +136,11 @@ class ExamplePool:
     @classmethod
     def from_dataset(cls, dataset: Any, *, exclude_dbs: Sequence[str] = (),
                      schemas: SchemaSource | None = None, name: str | None = None) -> "ExamplePool":
-        """Examples of a loaded ``kgsql.eval.datasets.Dataset`` (first gold SQL each),
+        """Examples from the questions of a loaded ``kgsql.eval.datasets.Dataset`` (first gold SQL each),
         leaving out ``exclude_dbs`` (the test databases of a cross-fold split)."""
         drop = set(exclude_dbs)
         examples = [PoolExample(" ".join(e.question.split()), e.gold[0].strip(), e.db_id, f"{e.db_id}:{e.id}")
-                    for e in dataset.examples if e.db_id not in drop and e.gold]
+                    for e in dataset.questions if e.db_id not in drop and e.gold]
         if schemas is None:
             schemas = SqliteSchemas(files=dataset.db_files)
         label = name or f"{dataset.name}-{dataset.split}" + (f"-without-{'-'.join(sorted(drop))}" if drop else "")

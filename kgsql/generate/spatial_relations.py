@@ -17,6 +17,7 @@ from kgsql.errors import UnknownNameError
 from kgsql.generate.render import table_ref
 from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.schema.spatial_pairs import pairing
+from kgsql.sql.dialects import spatial_forms
 
 __all__ = ["SpatialRelation", "spatial_relation", "relations_between"]
 
@@ -43,11 +44,12 @@ def _ref(table: Table, column: Column) -> str:
 
 
 def spatial_relation(a: Table, b: Table, dialect: str = "sqlite") -> SpatialRelation | None:
-    """How ``a`` relates to ``b`` by location, or None when either has no geometry of a known type."""
-    p = pairing(a, b)
-    if p is None:
+    """How ``a`` relates to ``b`` by location, or None when either has no geometry of a known type or the
+    dialect's engine has no spatial forms."""
+    p, forms = pairing(a, b), spatial_forms(dialect)
+    if p is None or forms is None:
         return None
-    condition = p.condition(_ref(p.first, p.first_geometry), _ref(p.second, p.second_geometry), dialect)
+    condition = p.condition(_ref(p.first, p.first_geometry), _ref(p.second, p.second_geometry), forms)
     return SpatialRelation(p.first.name, p.second.name, p.verb, condition, measured=p.measured)
 
 

@@ -50,6 +50,7 @@ from kgsql.registry import Registry
 from kgsql.schema.geometry_units import measure_note
 from kgsql.schema.meanings import ValueMeaning
 from kgsql.schema.model import Column, DatabaseSchema, Table
+from kgsql.sql.dialects import spatial_forms
 
 __all__ = [
     "SchemaStyle", "register_style", "get_style", "available_styles", "render_schema", "render_example_rows",
@@ -295,7 +296,7 @@ def _code_knowledge(schema: DatabaseSchema, table: Table, *, measures: bool = Fa
     for line, col in zip(lines[1:], table.columns):
         values = _values_comment(schema, table, col.name)
         note = _column_note(col, data_values_shown=bool(values)).replace("\n", " ")
-        measure = measure_note(col, schema.dialect) if measures else ""
+        measure = measure_note(col, spatial_forms(schema.dialect or "")) if measures else ""
         note = "; ".join(p for p in (note, measure) if p)
         if note:
             out.append(f"{line} -- {note}" + ("; " + values.removeprefix(" -- ") if values else ""))

@@ -6,6 +6,7 @@ from typing import Any
 from kgsql.errors import UnknownNameError
 from kgsql.graph.facts import list_facts
 from kgsql.graph.store import GraphStore
+from kgsql.sql.dialects import engine_of_dialect
 from kgsql.schema.facts import apply_facts
 from kgsql.schema.model import (
     Column,
@@ -93,7 +94,7 @@ def load_schema(store: GraphStore, database: str, *, knowledge: bool = True) -> 
         tables=tables,
         foreign_keys=fks,
         path=db.get("path", ""),
-        dialect="sqlite" if db.get("dialect") in (None, "", "spatialite") else str(db["dialect"]),
+        dialect=engine_of_dialect(str(db.get("dialect") or "")).name,  # "spatialite" is SQLite's flavour
         is_spatial=bool(db.get("is_spatial", False)),
         dangling_foreign_keys=dangling,
         description=db.get("description", ""),

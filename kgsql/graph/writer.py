@@ -27,6 +27,7 @@ from kgsql.errors import GraphError, GraphUnavailableError, IngestInProgressErro
 from kgsql.graph.keys import column_key, table_key
 from kgsql.graph.store import GraphStore, Tx, iter_batches
 from kgsql.schema.model import Column, DatabaseSchema, Table
+from kgsql.sql.dialects import dialect_of
 
 #: Bump when the stored layout changes so old graphs are rewritten.
 LAYOUT_VERSION = 1
@@ -121,7 +122,7 @@ def database_props(schema: DatabaseSchema, digest: str) -> dict[str, Any]:
         {
             "name": schema.name,
             "path": schema.path or None,
-            "dialect": "spatialite" if schema.is_spatial and schema.dialect == "sqlite" else schema.dialect,
+            "dialect": dialect_of(schema),  # spatialite, postgis, duckdb...: the engine and its spatial flavour
             "is_spatial": schema.is_spatial,
             "description": schema.description or None,
             # Neo4j properties cannot hold maps: derived expressions travel as parallel lists.

@@ -111,7 +111,7 @@ def load_bench(dataset: str, data_dir: str, split: str | None, limit: int | None
 
     benchmark = get_benchmark(dataset)
     ds = benchmark.load(data_dir, split)
-    examples = ds.examples
+    examples = ds.questions
     if dbs:
         unknown = sorted(set(dbs) - {e.db_id for e in examples})
         if unknown:

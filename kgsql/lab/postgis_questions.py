@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from kgsql.errors import KgsqlError
 
 if TYPE_CHECKING:
-    from kgsql.eval.datasets.base import Dataset, Example
+    from kgsql.eval.datasets.base import Dataset, GoldQuestion
 
 __all__ = ["main", "same_rows"]
 
@@ -105,7 +105,7 @@ def _engine_methods(data: Dataset, db: str, graph: Any, lm: Any) -> dict[str, An
     return {"spatialite": build("kgsql", graph, lm, lite_pool), "postgis": build("kgsql", graph, lm, pg_pool)}
 
 
-def _gold_rows(item: Example, sqlite_file: Path, timeout: float) -> tuple[list[tuple[Any, ...]] | None, str, bool]:
+def _gold_rows(item: GoldQuestion, sqlite_file: Path, timeout: float) -> tuple[list[tuple[Any, ...]] | None, str, bool]:
     """The rows of the first gold SQL that runs on the SpatiaLite file, its last error, and whether order counts."""
     from kgsql.eval.metrics import order_matters
 
@@ -119,7 +119,7 @@ def _gold_rows(item: Example, sqlite_file: Path, timeout: float) -> tuple[list[t
     return gold_rows, gold_error, ordered
 
 
-def _question_record(item: Example, methods: dict[str, Any], targets: Sequence[tuple[str, str, str]],
+def _question_record(item: GoldQuestion, methods: dict[str, Any], targets: Sequence[tuple[str, str, str]],
                      sqlite_file: Path, timeout: float) -> dict[str, Any]:
     """One question asked on every engine in ``targets`` (engine, graph name, database), scored against gold."""
     from kgsql.eval.runner import evidence_for
@@ -139,7 +139,7 @@ def _question_record(item: Example, methods: dict[str, Any], targets: Sequence[t
     return record
 
 
-def _answer_all(items: Sequence[Example], methods: dict[str, Any], targets: Sequence[tuple[str, str, str]],
+def _answer_all(items: Sequence[GoldQuestion], methods: dict[str, Any], targets: Sequence[tuple[str, str, str]],
                 sqlite_file: Path, timeout: float, progress_file: Path) -> list[dict[str, Any]]:
     """Every question's record, resumable: each is appended to ``progress_file`` as it is done; a rerun skips those."""
     records = [json.loads(line) for line in progress_file.read_text(encoding="utf-8").splitlines()
@@ -185,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         data = load_spatial(args.data_dir, args.split)
-        items = [e for e in data.examples if e.db_id == args.db][: args.limit or None]
+        items = [e for e in data.questions if e.db_id == args.db][: args.limit or None]
         sqlite_file = data.db_files.get(args.db)
         if not items or sqlite_file is None:
             raise KgsqlError(f"no questions or no database file for '{args.db}' under {args.data_dir}")

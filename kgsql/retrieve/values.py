@@ -183,10 +183,10 @@ class ValueIndex:
 
         ``memo`` (cache key -> index) lets a caller reuse built BM25 indexes in memory.
         """
-        from kgsql.db.engines import engine_of
+        from kgsql.db.engines import engine_class
 
         cols = "" if schema is None else ",".join(f"{t.name}.{c.name}" for t in schema.tables for c in t.columns)
-        if engine_of(db_path) == "sqlite":
+        if engine_class(db_path).in_process:  # a file kgsql opens itself: its size and mtime are its version
             p: str | Path = Path(db_path).resolve()
             st = p.stat()
             version, stem = f"{st.st_size}|{st.st_mtime_ns}", p.stem

@@ -15,24 +15,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from kgsql.schema.geometry_units import base_type, is_lon_lat, measure_form
+from kgsql.schema.geometry_units import base_type, is_lon_lat
 from kgsql.schema.model import Column, Table
+from kgsql.schema.spatial_forms import SpatialForms
 
 __all__ = ["Pairing", "geometry_column", "pairing"]
 
-#: (SpatiaLite, PostGIS) forms: a predicate that is true when ``{a}`` relates to ``{b}``.
-_WITHIN: Final = ("Within({a}, {b}) = 1", "ST_Within({a}, {b})")
-_INTERSECTS: Final = ("Intersects({a}, {b}) = 1", "ST_Intersects({a}, {b})")
-#: distance forms: (SpatiaLite lon/lat, PostGIS lon/lat, SpatiaLite projected, PostGIS projected)
-_DISTANCE: Final = ("Distance({a}, {b}, 1)", "ST_Distance({a}::geography, {b}::geography)",
-                    "Distance({a}, {b})", "ST_Distance({a}, {b})")
-
-#: (geometry type of a, of b) -> (how a relates to b, the predicate forms); the pair is tried both ways.
+#: (geometry type of a, of b) -> (how a relates to b, the SpatialForms field of its predicate); the pair is tried
+#: both ways.
 _RELATIONS: Final = {
-    ("POINT", "POLYGON"): ("inside", _WITHIN),
-    ("LINESTRING", "POLYGON"): ("crossing", _INTERSECTS),
-    ("POLYGON", "POLYGON"): ("overlapping", _INTERSECTS),
-    ("LINESTRING", "LINESTRING"): ("crossing", _INTERSECTS),
+    ("POINT", "POLYGON"): ("inside", "within"),
+    ("LINESTRING", "POLYGON"): ("crossing", "intersects"),
+    ("POLYGON", "POLYGON"): ("overlapping", "intersects"),
+    ("LINESTRING", "LINESTRING"): ("crossing", "intersects"),
 }
 
 
@@ -50,19 +45,18 @@ class Pairing:
     second: Table
     second_geometry: Column
     verb: str
-    forms: tuple[str, ...]
+    predicate: str  # the SpatialForms field of the predicate ("within"), or "distance" when measured
     measured: bool = False
 
-    def condition(self, first_ref: str, second_ref: str, dialect: str = "sqlite") -> str:
+    def condition(self, first_ref: str, second_ref: str, forms: SpatialForms) -> str:
         """The predicate (or, when ``measured``, the distance) over the two geometry references as given
-        (``T1.Location``): in PostGIS form on ``postgres``, in metres on lon/lat data."""
-        postgis = dialect == "postgres"
+        (``T1.Location``), written in ``forms`` (the engine's); in metres on lon/lat data."""
         if self.measured:
             lon_lat = (is_lon_lat(self.first_geometry.spatial) is not False  # type: ignore[arg-type]
                        and is_lon_lat(self.second_geometry.spatial) is not False)  # type: ignore[arg-type]
-            form = measure_form(self.forms, lon_lat=lon_lat, postgis=postgis)
+            form = forms.distance.form(lon_lat=lon_lat)
         else:
-            form = self.forms[postgis]
+            form = getattr(forms, self.predicate)
         return form.format(a=first_ref, b=second_ref)
 
 
@@ -76,8 +70,8 @@ def pairing(a: Table, b: Table) -> Pairing | None:
     for (x, gx), (y, gy), pair in (((a, ga), (b, gb), kinds), ((b, gb), (a, ga), kinds[::-1])):
         found = _RELATIONS.get(pair)
         if found is not None:
-            verb, forms = found
-            return Pairing(x, gx, y, gy, verb, forms)
+            verb, predicate = found
+            return Pairing(x, gx, y, gy, verb, predicate)
     if "POINT" in kinds and "POLYGON" not in kinds:
-        return Pairing(a, ga, b, gb, "near", _DISTANCE, measured=True)
+        return Pairing(a, ga, b, gb, "near", "distance", measured=True)
     return None

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from kgsql.db.engine import Engine, default_engine, engine_for_dialect
 from kgsql.schema.model import DatabaseSchema
+from kgsql.schema.spatial_forms import SpatialForms
 
-__all__ = ["dialect_of", "engine_of_dialect", "expert_line", "function_kb", "label", "sqlglot_name"]
+__all__ = ["dialect_of", "engine_of_dialect", "expert_line", "function_kb", "label", "spatial_forms", "sqlglot_name"]
 
 
 def engine_of_dialect(dialect: str) -> type[Engine]:
@@ -48,6 +49,12 @@ def function_kb(dialect: str) -> str:
     """The spatial function knowledge base's name ("spatialite", "postgis"), "" for plain SQL."""
     engine = engine_of_dialect(dialect)
     return engine.function_kb if _is_spatial(dialect, engine) else ""
+
+
+def spatial_forms(dialect: str) -> SpatialForms | None:
+    """How the dialect's engine writes a spatial relation or a measure in metres; None when it has no
+    spatial flavour (DuckDB)."""
+    return engine_of_dialect(dialect).spatial_forms
 
 
 def expert_line(dialect: str) -> str:

@@ -47,7 +47,7 @@ class PromptOptions:
     example_organisation: str = "sql-only"  # [examples] "full": each with its own database's schema
     auto_cot: bool = False           # [examples, sql] the examples answer with ACT-SQL's auto chain-of-thought
     question_format: str = "dail"    # [draft, sql] a kgsql.generate.formats name (dail, chat, act-completion...)
-    tips: bool = True                # [sql] schema-tip rounds
+    correction: bool = True          # [sql] schema-tip rounds (was `tips`)
     max_rounds: int = 5              # [sql] generations at most, the first included
     tip_kinds: tuple[str, ...] = ()  # [sql] keep only these tip kinds (SSpa's three)
     show_failed_query: bool = True   # [sql] rounds also show the query that failed (SSpa: tips only)
@@ -75,7 +75,7 @@ def prompt_stages(options: PromptOptions, lm: Any, retriever: Callable[[], Any],
     ]
     if o.preliminary_sql and o.shots > 0:
         stages.append(DraftSQL(lm, layout=o.question_format, cot=o.auto_cot, max_tokens=o.max_tokens))
-    loop = tip_rounds(tips=o.tips, max_rounds=o.max_rounds, tip_kinds=o.tip_kinds,
+    loop = tip_rounds(correction=o.correction, max_rounds=o.max_rounds, tip_kinds=o.tip_kinds,
                       show_failed_query=o.show_failed_query)
     if o.context == HISTORY:
         stages.append(PreviousTurns())

@@ -43,7 +43,7 @@ class ClassicOptions:
     example_selection: str = "masked-similarity"  # [examples]
     static_shots: int = 0            # [examples] fixed examples of the hybrid selection
     least_to_most: bool = True       # [sql] decompose, then solve in order; False: direct
-    tips: bool = True                # [sql] self-correction with schema tips
+    correction: bool = True          # [sql] self-correction with schema tips (was `tips`)
     max_rounds: int = 5              # [sql] generations at most, the first included
     tip_kinds: tuple[str, ...] = ()  # [sql] keep only these tip kinds
     show_failed_query: bool = True   # [sql] rounds also show the query that failed and why
@@ -96,7 +96,7 @@ def classic_stages(options: ClassicOptions, lm: Any, retriever: Callable[[], Any
                    encoder: Any = None) -> list[Stage]:
     """The first pipeline's stages, in order, each with its group of ``options``."""
     o = options
-    loop = tip_rounds(tips=o.tips, max_rounds=o.max_rounds, tip_kinds=o.tip_kinds,
+    loop = tip_rounds(correction=o.correction, max_rounds=o.max_rounds, tip_kinds=o.tip_kinds,
                       show_failed_query=o.show_failed_query)
     return [
         SelectSchema(retriever, scope="selected", with_evidence=False) if o.kg_schema and o.selection

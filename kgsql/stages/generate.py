@@ -20,11 +20,11 @@ from kgsql.errors import UnknownNameError
 from kgsql.stages.state import QuestionState
 
 
-def tip_rounds(*, tips: bool, max_rounds: int, tip_kinds: tuple[str, ...] = (),
+def tip_rounds(*, correction: bool, max_rounds: int, tip_kinds: tuple[str, ...] = (),
                show_failed_query: bool = True) -> LoopOptions:
     """The baselines' correction: schema-tip rounds only, no repairs, rewrites or samples, so their
     prompts and answers stay those of the papers (and of the first pipeline)."""
-    return LoopOptions(max_rounds=max_rounds, samples=0, tips=tips, tip_kinds=tip_kinds,
+    return LoopOptions(max_rounds=max_rounds, samples=0, correction=correction, tip_kinds=tip_kinds,
                        show_failed_query=show_failed_query, tip_rounds=True, **Rewrites.none())
 
 

@@ -61,7 +61,7 @@ class OneCallOptions(Rewrites):
     meaning_hints: bool = True       # [hints] a coded column whose documented meaning the question uses
     spatial_hints: bool = False      # [hints] how the relevant geometry tables relate by location (Within, ...)
     layout: str = "shared-first"     # [sql] question format: shared-first / schema-first (cache-friendly) or dail
-    tips: bool = True                # [sql] run, check and correct (False: one call, no checks)
+    correction: bool = True          # [sql] run, check and correct (False: one call, no checks; was `tips`)
     max_rounds: int = 3              # [sql] greedy generations at most
     samples: int = 0                 # [sql] sampled candidates voted by result when nothing returned rows
     temperature: float = 0.7         # [sql] for the sampled candidates
@@ -84,7 +84,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
 
     Examples come from ``pool``, else the database's taught ``graph_examples``, else ``fallback_pool``."""
     o = options
-    loop = LoopOptions(max_rounds=o.max_rounds, samples=o.samples, temperature=o.temperature, tips=o.tips,
+    loop = LoopOptions(max_rounds=o.max_rounds, samples=o.samples, temperature=o.temperature, correction=o.correction,
                        **o.switches())
     needs_retrieval = o.scope != "database" or o.value_hints or o.join_hints or o.spatial_hints
     return [

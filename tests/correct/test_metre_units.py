@@ -11,6 +11,7 @@ from kgsql.correct.units import ellipsoid_units
 from kgsql.ingest.reader import read_database
 from kgsql.schema.geometry_units import is_lon_lat, measure_note
 from kgsql.schema.model import Column, SpatialInfo
+from kgsql.sql.dialects import spatial_forms
 
 
 @pytest.fixture
@@ -65,9 +66,13 @@ def test_degrees_or_not_from_the_srid_or_the_extent(info: SpatialInfo, lon_lat: 
 
 def test_the_note_says_the_units_and_the_measure_in_the_databases_dialect() -> None:
     line = Column("Shape", "MULTILINESTRING", spatial=SpatialInfo("MULTILINESTRING", 4326))
-    assert measure_note(line) == "lon/lat degrees (SRID 4326); length in metres: GLength(Shape, 1)"
-    assert measure_note(line, "postgres") == "lon/lat degrees (SRID 4326); length in metres: ST_Length(Shape::geography)"
+    lite, postgis = spatial_forms("sqlite"), spatial_forms("postgres")
+    assert measure_note(line, lite) == "lon/lat degrees (SRID 4326); length in metres: GLength(Shape, 1)"
+    assert measure_note(line, postgis) == "lon/lat degrees (SRID 4326); length in metres: ST_Length(Shape::geography)"
     area = Column("geom", "POLYGON", spatial=SpatialInfo("POLYGON", 32650))
-    assert measure_note(area).endswith("area: Area(geom)") and "projected" in measure_note(area)
-    assert measure_note(Column("Shape", "BLOB", spatial=SpatialInfo("POINT"))) == ""  # units unknown
-    assert measure_note(Column("name", "TEXT")) == ""
+    assert measure_note(area, lite).endswith("area: Area(geom)") and "projected" in measure_note(area, lite)
+    point = Column("Location", "POINT", spatial=SpatialInfo("POINT", 4326))
+    assert measure_note(point, postgis).endswith("distance in metres: ST_Distance(Location::geography, other::geography)")
+    assert measure_note(Column("Shape", "BLOB", spatial=SpatialInfo("POINT")), lite) == ""  # units unknown
+    assert measure_note(Column("name", "TEXT"), lite) == ""
+    assert measure_note(line, spatial_forms("duckdb")) == "lon/lat degrees (SRID 4326)"  # no spatial flavour: units only

@@ -16,7 +16,7 @@ import pytest
 
 from kgsql.errors import InputError
 from kgsql.eval.datasets import (
-    BENCHMARKS, Benchmark, Dataset, Example, available_benchmarks, get_benchmark, load_dataset, register_benchmark,
+    BENCHMARKS, Benchmark, Dataset, GoldQuestion, available_benchmarks, get_benchmark, load_dataset, register_benchmark,
 )
 from kgsql.eval.datasets.registry import taking
 from kgsql.eval.records import read_records
@@ -59,7 +59,7 @@ def load_tiny(data_dir: str | Path, split: str = "test") -> Dataset:
     """``<split>.jsonl`` of {"q", "sql", "db"} lines; databases in ``dbs/<db>.sqlite``."""
     root = Path(data_dir)
     rows = [json.loads(line) for line in (root / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()]
-    examples = [Example(f"{split}{i}", r["db"], r["q"], [r["sql"]]) for i, r in enumerate(rows)]
+    examples = [GoldQuestion(f"{split}{i}", r["db"], r["q"], [r["sql"]]) for i, r in enumerate(rows)]
     files = {e.db_id: root / "dbs" / f"{e.db_id}.sqlite" for e in examples}
     return Dataset("tiny", split, root, examples, {db: p if p.is_file() else None for db, p in files.items()})
 
@@ -130,7 +130,7 @@ def test_a_registered_benchmark_runs_end_to_end(tiny: Path, tmp_path: Path, sche
 
 def test_a_registered_benchmark_is_a_dataset_choice_until_removed(tiny: Path) -> None:
     assert "tiny" in available_benchmarks()
-    assert [e.id for e in load_dataset("tiny", tiny, "train").examples] == ["train0"]
+    assert [e.id for e in load_dataset("tiny", tiny, "train").questions] == ["train0"]
     assert load_dataset("tiny", tiny).benchmark is TINY
     BENCHMARKS.unregister("tiny")
     with pytest.raises(SystemExit):

@@ -43,11 +43,11 @@ def write_spider(root: Path) -> Path:
 
 def test_spider_loader(tmp_path: Path) -> None:
     ds = load_spider(write_spider(tmp_path / "spider"))
-    assert [e.id for e in ds.examples] == ["0", "1", "2"]
-    first = ds.examples[0]
+    assert [e.id for e in ds.questions] == ["0", "1", "2"]
+    first = ds.questions[0]
     assert (first.db_id, first.question, first.gold) == ("music", "How many?",
                                                         ["SELECT count(*) FROM singer"])
-    assert [e.difficulty for e in ds.examples] == ["easy", "easy", "hard"]
+    assert [e.difficulty for e in ds.questions] == ["easy", "easy", "hard"]
     assert "sql" not in first.extra and "query" in first.extra
     assert ds.db_path("music") == tmp_path / "spider" / "database" / "music" / "music.sqlite"
     assert ds.db_path("gone") is None
@@ -61,7 +61,7 @@ def test_spider_variants_question_field_and_db_dir(tmp_path: Path) -> None:
     syn.mkdir()
     (syn / "dev.json").write_text((spider / "dev.json").read_text(), encoding="utf-8")
     ds = load_spider(syn, question_field="SpiderSynQuestion", db_dir=spider / "database")
-    assert ds.examples[0].question == "What number?"
+    assert ds.questions[0].question == "What number?"
     assert ds.db_path("music") is not None
     with pytest.raises(InputError, match="no field 'nope'"):
         load_spider(spider, question_field="nope")
@@ -93,9 +93,9 @@ def test_bird_loader(tmp_path: Path) -> None:
     (root / "dev_tables.json").write_text("[]", encoding="utf-8")
     make_db(root / "dev_databases" / "club" / "club.sqlite")
     ds = load_bird(root)
-    assert [e.id for e in ds.examples] == ["7", "9"]
-    assert ds.examples[0].evidence == "E1" and ds.examples[0].difficulty == "simple"
-    assert ds.examples[0].gold == ["SELECT 1"]
+    assert [e.id for e in ds.questions] == ["7", "9"]
+    assert ds.questions[0].evidence == "E1" and ds.questions[0].difficulty == "simple"
+    assert ds.questions[0].gold == ["SELECT 1"]
     assert [e.id for e in ds.missing_db] == ["9"]
     assert ds.tables_file == root / "dev_tables.json"
     (root / "mini_dev_sqlite.json").write_text(json.dumps(rows[:1]), encoding="utf-8")
@@ -154,7 +154,7 @@ def test_parse_qa_file_and_split_gold() -> None:
 def test_spatial_loader_english_and_chinese(tmp_path: Path) -> None:
     root = write_spatial(tmp_path / "dataset1")
     ds = load_spatial(root)
-    first, second = ds.examples
+    first, second = ds.questions
     assert (first.id, first.db_id, first.label, first.tags) == (
         "traffic01", "traffic", "G S", ["G", "S"])
     assert first.question == "What is the total length of bus route 874?"
@@ -164,9 +164,9 @@ def test_spatial_loader_english_and_chinese(tmp_path: Path) -> None:
     assert second.gold == ["Select 2"]  # empty Eval falls back to SQL
     assert second.label == "S Intersection Region" and second.difficulty is None
     zh = load_spatial(root, lang="zh")
-    assert zh.examples[0].question == "874路公交线路的全程长度是多少？"
-    assert zh.examples[1].evidence == "证据"
-    assert zh.examples[0].hints.startswith("874路公交线路")
+    assert zh.questions[0].question == "874路公交线路的全程长度是多少？"
+    assert zh.questions[1].evidence == "证据"
+    assert zh.questions[0].hints.startswith("874路公交线路")
     assert ds.db_path("traffic") == root / "traffic" / "traffic.sqlite"
     with pytest.raises(InputError, match="lang"):
         load_spatial(root, lang="fr")

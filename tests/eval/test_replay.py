@@ -72,10 +72,10 @@ def test_fewer_samples_is_an_exact_counterfactual(spider_dir: Path, recorded: Pa
     assert two[hard_id].pred == SAMPLES[1]  # a tie of one vote each: the earlier candidate
     three = replay(spider_dir, recorded, tmp_path / "three", schema_graph, "--set", "samples=3")
     assert three[hard_id].pred == SAMPLES[2] and three[hard_id].spider_ex == 1  # two votes against one
-    off = replay(spider_dir, recorded, tmp_path / "off", schema_graph, "--set", "tips=false", "--set", "refuse=false")
+    off = replay(spider_dir, recorded, tmp_path / "off", schema_graph, "--set", "correction=false", "--set", "refuse=false")
     assert off[hard_id].pred == "SELECT count(*) FROM item WHERE cost > 5" and off[hard_id].spider_ex == 0
     # the failed query reached for a word the schema lacks, with no retrieval to say it is another name: refused
-    refused = replay(spider_dir, recorded, tmp_path / "refused", schema_graph, "--set", "tips=false")
+    refused = replay(spider_dir, recorded, tmp_path / "refused", schema_graph, "--set", "correction=false")
     assert not refused[hard_id].pred and "closest: item.price" in refused[hard_id].extra["refusal"]
 
 

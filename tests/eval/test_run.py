@@ -201,21 +201,21 @@ def test_all_databases_missing_is_reported(tmp_path: Path, schema_graph) -> None
 def test_set_overrides_reach_the_method(spider_dir: Path, tmp_path: Path, schema_graph) -> None:
     out = tmp_path / "run"
     lm = ScriptedLM({"sql": "```sql\nSELECT nme FROM singer\n```"}, default="```sql\nSELECT 1\n```")
-    args = spider_args(spider_dir, out, "--limit", "1", "--set", "tips=false")
+    args = spider_args(spider_dir, out, "--limit", "1", "--set", "correction=false")
     run_eval(args, lm=lm, graph=schema_graph, say=lambda s: None)
     (rec,) = read_records(out / "records.jsonl")
     assert rec.rounds == 1 and rec.error_kind == "pred_error"  # no self-correction round
-    assert json.loads((out / "run.json").read_text())["overrides"]["tips"] is False
+    assert json.loads((out / "run.json").read_text())["overrides"]["correction"] is False
 
 
 # --------------------------------------------------------------------------- pure parts
 
 
 def test_sample_is_fixed_and_in_dataset_order() -> None:
-    from kgsql.eval.datasets import Example
+    from kgsql.eval.datasets import GoldQuestion
     from kgsql.eval.runner import select_questions
 
-    examples = [Example(str(i), "db" if i % 2 else "other", f"q{i}", ["SELECT 1"]) for i in range(50)]
+    examples = [GoldQuestion(str(i), "db" if i % 2 else "other", f"q{i}", ["SELECT 1"]) for i in range(50)]
     a = select_questions(examples, limit=7, seed=3)
     assert a == select_questions(examples, limit=7, seed=3)
     assert [int(e.id) for e in a] == sorted(int(e.id) for e in a)
@@ -231,14 +231,15 @@ def test_sample_is_fixed_and_in_dataset_order() -> None:
 def test_parse_sets_types_and_unknown_names() -> None:
     from kgsql.eval.method import parse_sets
 
-    got = parse_sets(["tips=false", "max_rounds=3", "timeout_s=12.5", "user_evidence=replace", "geo=1"])
-    assert got == {"tips": False, "max_rounds": 3, "timeout_s": 12.5, "user_evidence": "replace", "geo": True}
+    got = parse_sets(["correction=false", "max_rounds=3", "timeout_s=12.5", "user_evidence=replace", "geo=1"])
+    assert got == {"correction": False, "max_rounds": 3, "timeout_s": 12.5, "user_evidence": "replace", "geo": True}
+    assert parse_sets(["tips=false"]) == {"correction": False}  # the option's earlier name, in recorded commands
     with pytest.raises(UnknownNameError, match="known"):
         parse_sets(["tipz=false"])
     with pytest.raises(InputError):
-        parse_sets(["tips=maybe"])
+        parse_sets(["correction=maybe"])
     with pytest.raises(InputError):
-        parse_sets(["tips"])
+        parse_sets(["correction"])
     for bad in ("inf", "nan", "-inf"):  # a query without a deadline would hold the service's model forever
         with pytest.raises(InputError, match="finite"):
             parse_sets([f"timeout_s={bad}"])
@@ -258,7 +259,7 @@ def test_spatial_graph_names_carry_the_split(tmp_path: Path) -> None:
 
 
 def spatial_dataset(tmp_path: Path, dbs: tuple[str, ...], per_db: int = 3) -> Any:
-    from kgsql.eval.datasets import Dataset, Example
+    from kgsql.eval.datasets import Dataset, GoldQuestion
 
     files: dict[str, Path | None] = {}
     examples = []
@@ -266,7 +267,7 @@ def spatial_dataset(tmp_path: Path, dbs: tuple[str, ...], per_db: int = 3) -> An
         path = tmp_path / db / f"{db}.sqlite"
         make_db(path, f"CREATE TABLE {db}_t (id INTEGER, name TEXT); INSERT INTO {db}_t VALUES (1, 'a');")
         files[db] = path
-        examples += [Example(f"{db}{i:02d}", db, f"question {i} about {db}?", [f"SELECT name FROM {db}_t"])
+        examples += [GoldQuestion(f"{db}{i:02d}", db, f"question {i} about {db}?", [f"SELECT name FROM {db}_t"])
                      for i in range(per_db)]
     return Dataset("spatial", "dataset1", tmp_path, examples, files)
 
@@ -276,10 +277,10 @@ def test_cross_fold_never_puts_a_test_database_in_the_pool(tmp_path: Path) -> No
 
     ds = spatial_dataset(tmp_path, ("ada", "edu", "tourism", "traffic"))
     assert default_folds(ds.db_files) == [("ada", "edu"), ("tourism", "traffic")]
-    groups = cross_fold_groups(ds, ds.examples)
+    groups = cross_fold_groups(ds, ds.questions)
     assert [g.tag["fold"] for g in groups] == ["ada+edu", "tourism+traffic"]
     tested = [e.id for g in groups for e in g.questions]
-    assert sorted(tested) == sorted(e.id for e in ds.examples)  # every question tested exactly once
+    assert sorted(tested) == sorted(e.id for e in ds.questions)  # every question tested exactly once
     for g in groups:
         test_dbs = {e.db_id for e in g.questions}
         pool_dbs = {e.db_id for e in g.pool}
@@ -301,9 +302,9 @@ def test_single_spatial_run_uses_the_other_databases_as_pool(tmp_path: Path) -> 
     from kgsql.eval.protocols import single_groups
 
     ds = spatial_dataset(tmp_path, ("tourism", "traffic"))
-    groups = single_groups(ds, [e for e in ds.examples if e.db_id == "traffic"])
+    groups = single_groups(ds, [e for e in ds.questions if e.db_id == "traffic"])
     assert len(groups) == 1 and {e.db_id for e in groups[0].pool} == {"tourism"}
-    assert single_groups(ds, ds.examples, with_pool=False)[0].pool is None
+    assert single_groups(ds, ds.questions, with_pool=False)[0].pool is None
 
 
 def test_paper_table_shape() -> None:
@@ -462,10 +463,10 @@ def test_records_log_every_call_and_runs_group_by_database(spider_dir: Path, tmp
 
 
 def test_by_database_keeps_dataset_order_inside_a_database() -> None:
-    from kgsql.eval.datasets import Example
+    from kgsql.eval.datasets import GoldQuestion
     from kgsql.eval.runner import by_database
 
-    ex = [Example(id=str(i), db_id=db, question="q", gold=["SELECT 1"]) for i, db in enumerate("abacb")]
+    ex = [GoldQuestion(id=str(i), db_id=db, question="q", gold=["SELECT 1"]) for i, db in enumerate("abacb")]
     assert [e.id for e in by_database(ex)] == ["0", "2", "1", "4", "3"]
 
 

@@ -57,16 +57,16 @@ def sparc_dir(tmp_path: Path) -> Path:
 
 def test_each_turn_is_an_example_with_its_history(sparc_dir: Path) -> None:
     ds = load_dataset("sparc", sparc_dir)  # the default split: dev
-    assert ds.name == "sparc" and ds.split == "dev" and [e.id for e in ds.examples] == IDS
-    assert [e.difficulty for e in ds.examples] == ["turn 1", "turn 2", "turn 3", "turn 1", "turn 2", "turn 1"]
-    third = ds.examples[2]
+    assert ds.name == "sparc" and ds.split == "dev" and [e.id for e in ds.questions] == IDS
+    assert [e.difficulty for e in ds.questions] == ["turn 1", "turn 2", "turn 3", "turn 1", "turn 2", "turn 1"]
+    third = ds.questions[2]
     assert (third.db_id, third.question, third.gold) == (
         "music", "Order them by age.", ["SELECT name FROM singer WHERE age > 25 ORDER BY age"])
     assert third.history == ["How many singers are there?", "Which of them are older than 25?"]
     assert third.extra["history_sql"] == ["SELECT count(*) FROM singer", "SELECT name FROM singer WHERE age > 25"]
     assert third.extra["interaction_id"] == "0" and third.extra["turn_index"] == 2
     assert third.turn == {"interaction_id": "0", "turn_index": 2, "history": third.history}
-    assert ds.examples[0].history == [] and ds.examples[3].history == [] and ds.examples[4].history == [
+    assert ds.questions[0].history == [] and ds.questions[3].history == [] and ds.questions[4].history == [
         "List all items."]
     # the databases are Spider's, found beside the SParC folder; a missing one stays, unscored
     assert ds.db_path("music") == sparc_dir.parent / "spider" / "database" / "music" / "music.sqlite"
@@ -146,11 +146,11 @@ def test_official_prediction_files_lose_their_interaction_breaks(sparc_dir: Path
     official = []
     for inter in INTERACTIONS:
         official += [(t["query"], inter["database_id"]) for t in inter["interaction"]] + [("", None)]
-    flat = without_interaction_breaks(official, ds.examples)
+    flat = without_interaction_breaks(official, ds.questions)
     assert [sql for sql, _ in flat] == [sql for sql, _ in gold]
-    assert without_interaction_breaks(gold, ds.examples) == gold  # no blank line: as is
+    assert without_interaction_breaks(gold, ds.questions) == gold  # no blank line: as is
     odd = gold[:2] + [("", None)] + gold[2:]  # a blank inside interaction 0: an empty prediction
-    assert without_interaction_breaks(odd, ds.examples) == odd
+    assert without_interaction_breaks(odd, ds.questions) == odd
     summary = score_file(ds, official)
     assert summary["spider_ex"] == 1.0 and summary["n_scored"] == 5 and summary["n_missing_db"] == 1
     assert summary["interaction"]["n_scored"] == 2 and summary["interaction"]["spider_ex"] == 1.0

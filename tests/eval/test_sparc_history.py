@@ -82,7 +82,7 @@ def test_a_resumed_run_reads_the_earlier_predictions_from_its_log(sparc_dir: Pat
 
 
 def test_limit_counts_whole_interactions(sparc_dir: Path) -> None:  # noqa: F811
-    examples = load_sparc(sparc_dir).examples
+    examples = load_sparc(sparc_dir).questions
     assert [e.id for e in select_questions(examples, limit=2)] == ["0-0", "0-1", "0-2", "1-0", "1-1"]
     sampled = select_questions(examples, limit=1, seed=3)
     assert len({e.extra["interaction_id"] for e in sampled}) == 1
@@ -91,7 +91,7 @@ def test_limit_counts_whole_interactions(sparc_dir: Path) -> None:  # noqa: F811
 
 
 def test_a_turn_without_its_earlier_turns_is_refused(sparc_dir: Path) -> None:  # noqa: F811
-    examples = {e.id: e for e in load_sparc(sparc_dir).examples}
+    examples = {e.id: e for e in load_sparc(sparc_dir).questions}
     with pytest.raises(InputError, match=r"0-1: .*turn\(s\) 0 of interaction 0 are not in the run"):
         check_earlier_turns([examples["0-1"], examples["0-2"]], [])
 

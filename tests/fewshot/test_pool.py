@@ -1,4 +1,4 @@
-"""Example pools from Spider files, query logs and cross-fold splits."""
+"""GoldQuestion pools from Spider files, query logs and cross-fold splits."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from kgsql.errors import InputError, UnknownNameError
-from kgsql.eval.datasets import Example
+from kgsql.eval.datasets import GoldQuestion
 from kgsql.fewshot.pool import ExamplePool, FirstOf, PoolExample, SqliteSchemas
 
 
@@ -49,9 +49,9 @@ def test_from_jsonl_query_log(tmp_path: Path) -> None:
 
 def test_cross_fold_pool_leaves_out_the_test_databases(tmp_path: Path) -> None:
     f1 = _db(tmp_path / "tourism.sqlite", "CREATE TABLE airports (name TEXT);")
-    ds = SimpleNamespace(name="spatial", split="dataset1", db_files={"tourism": f1, "traffic": None}, examples=[
-        Example("1", "tourism", "Which airports?", ["SELECT name FROM airports"]),
-        Example("2", "traffic", "Which roads?", ["SELECT name FROM roads", "SELECT 1"]),
+    ds = SimpleNamespace(name="spatial", split="dataset1", db_files={"tourism": f1, "traffic": None}, questions=[
+        GoldQuestion("1", "tourism", "Which airports?", ["SELECT name FROM airports"]),
+        GoldQuestion("2", "traffic", "Which roads?", ["SELECT name FROM roads", "SELECT 1"]),
     ])
     pool = ExamplePool.from_dataset(ds, exclude_dbs=["traffic"])
     assert [(e.id, e.db_id) for e in pool] == [("tourism:1", "tourism")]

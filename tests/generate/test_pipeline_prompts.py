@@ -38,7 +38,7 @@ CASES: dict[str, tuple[dict[str, Any], str | None]] = {
     "kgsql_full": (dict(selection=False), None),
     "kgsql_direct_no_evidence": (dict(selection=False, least_to_most=False, evidence=False), None),
     "no_kg_schema": (dict(kg_schema=False, evidence=False), None),
-    "no_sdbms_no_geo_no_tips": (dict(selection=False, sdbms=False, geo=False, tips=False, evidence=False), None),
+    "no_sdbms_no_geo_no_tips": (dict(selection=False, sdbms=False, geo=False, correction=False, evidence=False), None),
     "user_evidence_replace": (dict(selection=False, user_evidence="replace"),
                               "longest refers to the largest length_km"),
 }
@@ -68,7 +68,7 @@ def test_golden_prompts(geo_graph, case):
     options, user_evidence = CASES[case]
     lm = ScriptedLM({k: list(v) if isinstance(v, list) else v for k, v in SCRIPT.items()})
     answer = classic(geo_graph, lm, **options).ask(QUESTION, db="geo", evidence=user_evidence)
-    if options.get("tips", True):  # the scripted first SQL is wrong; the tip round fixes it
+    if options.get("correction", True):  # the scripted first SQL is wrong; the tip round fixes it
         assert answer.error is None and answer.rows == [("Silver River",)], answer.error
     else:
         assert "no such column: nme" in answer.error and answer.rounds == 1
@@ -94,7 +94,7 @@ def test_tips_round_fixes_the_query(geo_graph):
 
 def test_without_tips_one_round_and_the_error_is_reported(geo_graph):
     lm = ScriptedLM({"sql": SCRIPT["sql"][0]})
-    options = dict(selection=False, tips=False, evidence=False, least_to_most=False)
+    options = dict(selection=False, correction=False, evidence=False, least_to_most=False)
     answer = classic(geo_graph, lm, **options).ask(QUESTION, db="geo")
     assert answer.rounds == 1 and answer.rows == []
     assert "no such column: nme" in answer.error
@@ -140,7 +140,7 @@ def test_least_to_most_answer_is_the_last_step_query(geo_graph):
                 "### Sub-question 2: Which river is the longest?\n"
                 "```sql\nSELECT name FROM rivers ORDER BY length_km DESC LIMIT 1\n```")
     lm = ScriptedLM({"decompose": SCRIPT["decompose"], "sql": stepwise})
-    options = dict(selection=False, evidence=False, tips=False)
+    options = dict(selection=False, evidence=False, correction=False)
     answer = classic(geo_graph, lm, **options).ask(QUESTION, db="geo")
     assert answer.sql == "SELECT name FROM rivers ORDER BY length_km DESC LIMIT 1"
     assert answer.rows == [("Silver River",)]

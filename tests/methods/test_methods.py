@@ -70,7 +70,7 @@ def sql_replies(method: str) -> list[str]:
         replies = [cot + BAD, cot + GOOD]
     else:
         replies = [f"```sql\n{BAD}\n```", f"```sql\n{GOOD}\n```"]
-    return replies if opts.tips else replies[1:]
+    return replies if opts.correction else replies[1:]
 
 
 class WholeSchema:
@@ -158,8 +158,8 @@ def test_ablations_differ_from_their_method_by_one_component() -> None:
 
     assert diff("sspa", "sspa-sdbms") == {"sdbms"}
     assert diff("sspa", "sspa-geo") == {"geo"}
-    assert diff("sspa", "sspa-tips") == {"tips", "max_rounds"}
-    assert diff("sspa", "dail-sql") == {"sdbms", "geo", "tips", "max_rounds", "spatial_function_list", "tip_kinds"}
+    assert diff("sspa", "sspa-tips") == {"correction", "max_rounds"}
+    assert diff("sspa", "dail-sql") == {"sdbms", "geo", "correction", "max_rounds", "spatial_function_list", "tip_kinds"}
     for part, off in KGSQL_ABLATIONS.items():
         assert diff("kgsql", f"kgsql-{part}") == set(off), part
 

@@ -92,8 +92,8 @@ def test_vote_prefers_rows_then_agreement_then_the_earlier(ctx: CheckContext) ->
     assert vote([], votes) is None
 
 
-def test_without_tips_one_call_and_no_checks_beyond_running(ctx: CheckContext) -> None:
-    gen, out = run(ctx, ["SELECT nope FROM city"], tips=False)
+def test_without_correction_one_call_and_no_checks_beyond_running(ctx: CheckContext) -> None:
+    gen, out = run(ctx, ["SELECT nope FROM city"], correction=False)
     assert len(gen.calls) == 1 and out.best is not None and out.best.error and out.error == out.best.error
 
 

@@ -24,10 +24,10 @@ from kgsql.db.engines import sqlite as _sqlite  # noqa: F401,I001
 from kgsql.db.engines import postgres as _postgres  # noqa: F401
 from kgsql.db.engines import duckdb as _duckdb  # noqa: F401
 from kgsql.db.guard import QueryResult
-from kgsql.db.target import Target, engine_of, parse_target
+from kgsql.db.target import Target, engine_class, engine_of, parse_target
 from kgsql.schema.model import DatabaseSchema
 
-__all__ = ["CatalogConnection", "Engine", "catalog_connection", "close_all", "engine_for", "engine_of", "execute", "read_schema", "text_values"]
+__all__ = ["CatalogConnection", "Engine", "catalog_connection", "close_all", "engine_class", "engine_for", "engine_of", "execute", "read_schema", "text_values"]
 
 _OPEN: dict[str, Engine] = {}
 _LOCK: Final = threading.Lock()

@@ -63,9 +63,10 @@ from kgsql.db.sql_errors import QueryResourceError, QueryTimeoutError, SQLQueryE
 from kgsql.db.statement import _unsafe
 from kgsql.errors import DatabaseFileError, InputError
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, SpatialInfo, Table
+from kgsql.schema.spatial_forms import Measured, SpatialForms
 from kgsql.secrets import MASK, redact_uri
 
-__all__ = ["PostgresEngine", "PrivilegedRoleError", "ROLE_RECIPE"]
+__all__ = ["POSTGIS_FORMS", "PostgresEngine", "PrivilegedRoleError", "ROLE_RECIPE"]
 
 log = logging.getLogger("kgsql.ingest")
 
@@ -111,6 +112,13 @@ class _ConnectionFacts:
 
 #: Function-name prefixes refused on PostgreSQL: files, sessions, other connections, administration,
 #: SQL held in a string, sleeping (the read-only transaction already stops writes).
+#: PostGIS's forms: a geography cast measures on the spheroid, in metres.
+POSTGIS_FORMS: Final = SpatialForms(
+    within="ST_Within({a}, {b})", intersects="ST_Intersects({a}, {b})",
+    length=Measured("ST_Length({g}::geography)", "ST_Length({g})"),
+    area=Measured("ST_Area({g}::geography)", "ST_Area({g})"),
+    distance=Measured("ST_Distance({a}::geography, {b}::geography)", "ST_Distance({a}, {b})"))
+
 DENIED_PREFIXES: Final = (
     "pg_read_", "pg_ls_", "pg_stat_file", "pg_file_", "lo_", "dblink", "pg_terminate_backend",
     "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile", "pg_promote", "set_config", "pg_sleep",
@@ -131,6 +139,7 @@ class PostgresEngine(OneConnection):
     spatial_name = "postgis"
     spatial_label = "PostGIS"
     function_kb = "postgis"
+    spatial_forms = POSTGIS_FORMS
     schemes = ("postgresql", "postgres", "postgresql+psycopg", "postgresql+psycopg2")
     fence_names = frozenset({"postgresql", "postgres", "psql"})
     example = "postgresql://..."

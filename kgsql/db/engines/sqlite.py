@@ -12,12 +12,20 @@ from pathlib import Path
 from typing import Final
 
 from kgsql.db.engine import Engine, register_engine
+from kgsql.db.engines.sqlite_functions import FUNCTION_EQUIVALENTS, FUNCTION_SIGNATURES
 from kgsql.db.sql_errors import SQLITE_ERROR_PATTERNS
+from kgsql.schema.spatial_forms import Measured, SpatialForms
 
-__all__ = ["SQLITE_HEADER", "SQLiteEngine"]
+__all__ = ["SPATIALITE_FORMS", "SQLITE_HEADER", "SQLiteEngine"]
 
 #: The first 16 bytes of every SQLite file.
 SQLITE_HEADER: Final = b"SQLite format 3\x00"
+
+#: SpatiaLite's forms: a last argument 1 measures on the ellipsoid, in metres.
+SPATIALITE_FORMS: Final = SpatialForms(
+    within="Within({a}, {b}) = 1", intersects="Intersects({a}, {b}) = 1",
+    length=Measured("GLength({g}, 1)", "GLength({g})"), area=Measured("Area({g}, 1)", "Area({g})"),
+    distance=Measured("Distance({a}, {b}, 1)", "Distance({a}, {b})"))
 
 
 @register_engine
@@ -29,6 +37,7 @@ class SQLiteEngine(Engine):
     spatial_name = "spatialite"
     spatial_label = "SpatiaLite"
     function_kb = "spatialite"
+    spatial_forms = SPATIALITE_FORMS
     schemes = ("sqlite", "spatialite")
     suffixes = (".sqlite", ".sqlite3", ".db")
     default_for_paths = True
@@ -37,6 +46,8 @@ class SQLiteEngine(Engine):
     in_process = True
     quote_char = "`"  # SQLite accepts backticks, and BIRD's own SQL uses them
     error_patterns = SQLITE_ERROR_PATTERNS
+    function_equivalents = FUNCTION_EQUIVALENTS
+    function_signatures = FUNCTION_SIGNATURES
     nulls_first_when_ascending = True
     integer_division = True
 

@@ -1,7 +1,7 @@
 """Benchmarks: one module per benchmark, registered here; every command reads its choices from the registry.
 
     from kgsql.eval.datasets import get_benchmark, load_dataset
-    ds = load_dataset("spider", "/data/spider")            # Dataset of Example, in file order
+    ds = load_dataset("spider", "/data/spider")            # Dataset of GoldQuestion, in file order
     get_benchmark("spatial").timeout_s                      # 120.0: eval run's default SQL timeout
 
 A benchmark is a ``Benchmark`` (``base.py``): its name, its loader
@@ -20,12 +20,12 @@ one line below registering it, and a loader test (see docs/eval.md).
 from __future__ import annotations
 
 from kgsql.eval.datasets import bird, sparc, spatial, spider
-from kgsql.eval.datasets.base import Benchmark, Dataset, Example
+from kgsql.eval.datasets.base import Benchmark, Dataset, GoldQuestion
 from kgsql.eval.datasets.registry import (
     BENCHMARKS, available_benchmarks, get_benchmark, load_dataset, per_benchmark, register_benchmark,
 )
 
-__all__ = ["BENCHMARKS", "Benchmark", "Dataset", "Example", "available_benchmarks", "get_benchmark",
+__all__ = ["BENCHMARKS", "Benchmark", "Dataset", "GoldQuestion", "available_benchmarks", "get_benchmark",
            "load_dataset", "per_benchmark", "register_benchmark"]
 
 for _module in (spider, bird, spatial, sparc):

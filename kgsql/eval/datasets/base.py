@@ -1,7 +1,7 @@
-"""What every benchmark shares: ``Example``, ``Dataset``, ``Benchmark`` and the file helpers of loaders.
+"""What every benchmark shares: ``GoldQuestion``, ``Dataset``, ``Benchmark`` and the file helpers of loaders.
 
-Every loader returns a :class:`Dataset` of :class:`Example` records in file
-order, so line ``i`` of a prediction file lines up with ``examples[i]``.
+Every loader returns a :class:`Dataset` of :class:`GoldQuestion` records in file
+order, so line ``i`` of a prediction file lines up with ``questions[i]``.
 Questions whose SQLite file is absent stay in the dataset (``missing_db``
 lists them) so scores can say how many were not scored instead of silently
 shrinking the denominator.
@@ -18,7 +18,7 @@ from kgsql.errors import InputError
 from kgsql.registry import Registry
 
 
-#: ``Example.extra`` keys of one turn of a conversation (SParC): the turns of an interaction share its id,
+#: ``GoldQuestion.extra`` keys of one turn of a conversation (SParC): the turns of an interaction share its id,
 #: ``turn_index`` counts from 0, ``history`` / ``history_sql`` are the earlier turns' questions and gold SQL.
 INTERACTION_ID = "interaction_id"
 TURN_INDEX = "turn_index"
@@ -27,7 +27,7 @@ HISTORY_SQL = "history_sql"
 
 
 @dataclass
-class Example:
+class GoldQuestion:
     """One benchmark question with every gold SQL that counts as correct."""
 
     id: str
@@ -62,12 +62,12 @@ class Example:
 
 @dataclass
 class Dataset:
-    """Examples plus where their databases live; ``name`` is the registered benchmark's."""
+    """Benchmark questions plus where their databases live; ``name`` is the registered benchmark's."""
 
     name: str
     split: str
     root: Path
-    examples: list[Example]
+    questions: list[GoldQuestion]
     db_files: dict[str, Path | None]
     tables_file: Path | None = None
 
@@ -76,9 +76,9 @@ class Dataset:
         return self.db_files.get(db_id)
 
     @property
-    def missing_db(self) -> list[Example]:
+    def missing_db(self) -> list[GoldQuestion]:
         """Examples that cannot be executed because their database file is absent."""
-        return [ex for ex in self.examples if self.db_files.get(ex.db_id) is None]
+        return [ex for ex in self.questions if self.db_files.get(ex.db_id) is None]
 
     @property
     def missing_db_ids(self) -> list[str]:
@@ -90,7 +90,7 @@ class Dataset:
         return BENCHMARKS.get(self.name)
 
     def __len__(self) -> int:
-        return len(self.examples)
+        return len(self.questions)
 
 
 SchemaSource = Literal["tables.json", "sqlite"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kgsql.eval.datasets.base import (
-    Benchmark, Dataset, Example, db_map, first_dir, first_existing, first_file, read_json_list, require_dir, row_db_id,
+    Benchmark, Dataset, GoldQuestion, db_map, first_dir, first_existing, first_file, read_json_list, require_dir, row_db_id,
 )
 
 NAME = "bird"
@@ -30,18 +30,18 @@ def load_bird(
     db_root = Path(db_dir) if db_dir else _databases_dir(root, split)
     tfile = Path(tables_file) if tables_file else first_file(
         root, [f"{split}_tables.json", "dev_tables.json", "tables.json"])
-    examples = []
+    questions = []
     for i, row in enumerate(rows):
         gold = row.get("SQL") or row.get("query") or ""
         qid = row.get("question_id", i)
-        examples.append(Example(
+        questions.append(GoldQuestion(
             id=str(qid), db_id=row_db_id(row, qfile, i), question=row.get("question", ""),
             gold=[gold],
             evidence=row.get("evidence") or "", difficulty=row.get("difficulty"),
             extra={k: v for k, v in row.items()
                    if k not in ("db_id", "question", "SQL", "evidence", "difficulty")},
         ))
-    return Dataset(NAME, split, root, examples, db_map(db_root, [e.db_id for e in examples]), tfile)
+    return Dataset(NAME, split, root, questions, db_map(db_root, [e.db_id for e in questions]), tfile)
 
 
 def _databases_dir(root: Path, split: str) -> Path | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from kgsql.errors import InputError
 from kgsql.eval.datasets.base import (
-    HISTORY, HISTORY_SQL, INTERACTION_ID, TURN_INDEX, Benchmark, Dataset, Example, db_map, first_dir,
+    HISTORY, HISTORY_SQL, INTERACTION_ID, TURN_INDEX, Benchmark, Dataset, GoldQuestion, db_map, first_dir,
     first_existing, first_file, read_json_list, require_dir,
 )
 from kgsql.eval.datasets.spider import POOL_FILES
@@ -38,24 +38,24 @@ def load_sparc(
 ) -> Dataset:
     """SParC ``<split>.json``: a list of ``{database_id, interaction: [{utterance, query}], final}``.
 
-    Example ids are ``<interaction>-<turn>`` (0-based positions in the file),
-    so line ``i`` of a prediction file is still ``examples[i]``; the
+    GoldQuestion ids are ``<interaction>-<turn>`` (0-based positions in the file),
+    so line ``i`` of a prediction file is still ``questions[i]``; the
     difficulty is the turn depth; ``extra`` holds the interaction id, the turn
     index and the earlier turns' utterances (``history``) and gold SQL
     (``history_sql``).
     """
     root = require_dir(data_dir)
     qfile = first_existing(root, [f"{split}.json"], "SParC interactions file")
-    examples: list[Example] = []
+    questions: list[GoldQuestion] = []
     for i, row in enumerate(read_json_list(qfile)):
-        examples += interaction_examples(row, i, qfile)
+        questions += interaction_turns(row, i, qfile)
     db_root = Path(db_dir) if db_dir else databases_dir(root)
     tfile = Path(tables_file) if tables_file else first_file(root, [f"{split}_tables.json", "tables.json"])
-    return Dataset(NAME, split, root, examples, db_map(db_root, [e.db_id for e in examples]), tfile)
+    return Dataset(NAME, split, root, questions, db_map(db_root, [e.db_id for e in questions]), tfile)
 
 
-def interaction_examples(row: Any, i: int, qfile: Path) -> list[Example]:
-    """The turns of interaction ``i`` as examples, each carrying the turns before it."""
+def interaction_turns(row: Any, i: int, qfile: Path) -> list[GoldQuestion]:
+    """The turns of interaction ``i`` as questions, each carrying the turns before it."""
     if not isinstance(row, dict) or not isinstance(row.get("interaction"), list):
         raise InputError(f"{qfile}: interaction {i} has no list of turns ('interaction')")
     db_id = row.get("database_id") or row.get("db_id")
@@ -68,7 +68,7 @@ def interaction_examples(row: Any, i: int, qfile: Path) -> list[Example]:
         if not isinstance(turn, dict) or not str(turn.get("utterance") or "").strip():
             raise InputError(f"{qfile}: interaction {i} turn {j} has no utterance")
         question, gold = str(turn["utterance"]), str(turn.get("query") or "")
-        out.append(Example(
+        out.append(GoldQuestion(
             id=f"{i}-{j}", db_id=str(db_id), question=question, gold=[gold], difficulty=turn_depth(j),
             extra={INTERACTION_ID: str(i), TURN_INDEX: j, HISTORY: list(questions), HISTORY_SQL: list(sqls),
                    "final": row.get("final") or {}},

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 from kgsql.errors import InputError
-from kgsql.eval.datasets.base import Benchmark, Dataset, Example, require_dir
+from kgsql.eval.datasets.base import Benchmark, Dataset, GoldQuestion, require_dir
 
 NAME = "spatial"
 LANGUAGES = ("en", "zh")  # zh: the *CHI fields
@@ -100,7 +100,7 @@ def load_spatial(
     root = _spatial_root(require_dir(data_dir), split)
     qa_files = sorted(root.glob("QA-*.txt")) + sorted(root.glob("*/QA-*.txt"))
     suffix = "CHI" if lang == "zh" else ""
-    examples: list[Example] = []
+    questions: list[GoldQuestion] = []
     db_files: dict[str, Path | None] = {}
     for qa in qa_files:
         m = re.fullmatch(r"QA-(.+?)(?:-\d+)?\.txt", qa.name)
@@ -109,7 +109,7 @@ def load_spatial(
         db_files[db_id] = db_file if db_file.is_file() else None
         for n, rec in enumerate(parse_qa_file(qa.read_text(encoding="utf-8-sig"))):
             gold = split_gold(rec.get(gold_field, "")) or split_gold(rec.get("SQL", ""))
-            examples.append(Example(
+            questions.append(GoldQuestion(
                 id=rec.get("id") or f"{db_id}-{n}", db_id=db_id,
                 question=rec.get(f"question{suffix}", ""), gold=gold,
                 evidence=rec.get(f"evidence{suffix}", ""),
@@ -119,7 +119,7 @@ def load_spatial(
                        **{k: v for k, v in rec.items() if k not in SPATIAL_FIELDS}},
             ))
     label = split or root.name
-    return Dataset(NAME, label, root, examples, db_files)
+    return Dataset(NAME, label, root, questions, db_files)
 
 
 BENCHMARK = Benchmark(

@@ -6,7 +6,7 @@ from typing import Any
 
 from kgsql.errors import InputError
 from kgsql.eval.datasets.base import (
-    Benchmark, Dataset, Example, db_map, first_dir, first_existing, first_file, read_json_list, require_dir, row_db_id,
+    Benchmark, Dataset, GoldQuestion, db_map, first_dir, first_existing, first_file, read_json_list, require_dir, row_db_id,
 )
 from kgsql.eval.datasets.spider_hardness import spider_hardness
 
@@ -38,18 +38,18 @@ def load_spider(
     rows = read_json_list(qfile)
     db_root = Path(db_dir) if db_dir else first_dir(root, [f"{split}_database", "database"])
     tfile = Path(tables_file) if tables_file else first_file(root, [f"{split}_tables.json", "tables.json"])
-    examples = []
+    questions = []
     for i, row in enumerate(rows):
         if not isinstance(row, dict) or question_field not in row:
             raise InputError(f"{qfile}: question {i} has no field {question_field!r}")
         gold = row.get("query") or row.get("SQL") or ""
-        examples.append(Example(
+        questions.append(GoldQuestion(
             id=str(i), db_id=row_db_id(row, qfile, i), question=row[question_field], gold=[gold],
             difficulty=spider_hardness(gold),
             extra={k: v for k, v in row.items()
                    if k not in ("sql", "query_toks", "query_toks_no_value", "question_toks")},
         ))
-    return Dataset(NAME, split, root, examples, db_map(db_root, [e.db_id for e in examples]), tfile)
+    return Dataset(NAME, split, root, questions, db_map(db_root, [e.db_id for e in questions]), tfile)
 
 
 def training_pool(data_dir: Path) -> Any:
