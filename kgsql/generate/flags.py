@@ -20,12 +20,16 @@ from kgsql.sql.dialects import dialect_of, sqlglot_name
 from kgsql.sql.names import parse_sql
 from kgsql.text.words import says_name
 
-__all__ = ["Flag", "FLAG_CODES", "answer_flags", "question_literals", "unused_literals", "unused_tables"]
+__all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_row", "question_literals", "unused_literals",
+           "unused_tables"]
 
-FLAG_CODES = ("no-edge-join", "unused-table", "unused-literal", "empty-result", "null-result", "corrected",
-              "failed")
+FLAG_CODES = ("no-edge-join", "unused-table", "unused-literal", "negation-by-row", "both-as-either", "empty-result",
+              "null-result", "corrected", "failed")
 _QUOTED = re.compile(r"""(?:^|[\s(])["'“‘]([^"'”’]{1,80})["'”’]""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+#: A question that asks for what has none (``do not speak English``, ``without any``, ``never``).
+_NEGATION = re.compile(r"\b(?:not|no|none|never|without)\b|n't\b", re.I)
+_BOTH = re.compile(r"\bboth\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,51 @@ def unused_tables(question: str, used: Iterable[str], schema: DatabaseSchema) ->
             if t.name.lower() not in used_lower | referenced and says_name(question, t.name)]
 
 
+def negated_by_row(question: str, tree: exp.Expression) -> list[str]:
+    """``T2.Language != 'English'`` where the question asks for what does *not* have English: an inequality on
+    a joined table tests each joined row, so a country with English and French still matches. Returned: the
+    inequalities on a joined table, when the question negates and the query joins without NOT IN, NOT
+    EXISTS or EXCEPT (the forms that mean "has none")."""
+    if not _NEGATION.search(question) or tree.find(exp.Except) is not None:
+        return []
+    if any(isinstance(n.this, (exp.In, exp.Exists)) for n in tree.find_all(exp.Not)):
+        return []
+    out = []
+    for select in tree.find_all(exp.Select):
+        joined = {j.alias_or_name.lower() for j in select.args.get("joins") or []}
+        where = select.args.get("where")
+        if not joined or where is None:
+            continue
+        for test in where.find_all(exp.NEQ):
+            column = test.find(exp.Column)
+            if column is not None and column.table.lower() in joined | _base_names(select, joined):
+                out.append(test.sql())
+    return out
+
+
+def _base_names(select: exp.Select, joined: set[str]) -> set[str]:
+    """The joined tables' own names too, where the query writes ``countrylanguage.Language`` for a table it
+    joined under no alias."""
+    return {j.this.name.lower() for j in select.args.get("joins") or [] if isinstance(j.this, exp.Table)
+            and j.alias_or_name.lower() in joined}
+
+
+def both_as_either(question: str, tree: exp.Expression) -> str | None:
+    """``Year IN (2014, 2015)`` or ``x = 'a' OR x = 'b'`` where the question asks for rows with *both*: one row
+    holds one value, so this finds either. Returned: the column tested, or None."""
+    if not _BOTH.search(question):
+        return None
+    for test in tree.find_all(exp.In):
+        if isinstance(test.this, exp.Column) and len(test.expressions) >= 2 and not isinstance(test.parent, exp.Not):
+            return test.this.sql()
+    for either in tree.find_all(exp.Or):
+        sides = [either.left, either.right]
+        if all(isinstance(x, exp.EQ) and isinstance(x.this, exp.Column) for x in sides):
+            if sides[0].this.sql().lower() == sides[1].this.sql().lower():
+                return sides[0].this.sql()
+    return None
+
+
 def _empty_or_null(rows: Sequence[Sequence[Any]], error: str | None) -> list[Flag]:
     if error:
         return []
@@ -127,6 +176,14 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
         if missing:
             shown = ", ".join(repr(m) for m in missing[:3])
             flags.append(Flag("unused-literal", f"the question's {shown} do(es) not appear in the query"))
+        by_row = negated_by_row(question, tree)
+        if by_row:
+            flags.append(Flag("negation-by-row", f"the question says 'not', and {by_row[0]} tests each joined row: "
+                                                 "rows with another value still match (\"has none\" is NOT IN)"))
+        either = both_as_either(question, tree)
+        if either:
+            flags.append(Flag("both-as-either", f"the question asks for 'both', and {either} is tested for either "
+                                                "value (one row holds one value)"))
     flags += _empty_or_null(rows, error)
     if sql and rounds > 1 and first_sql and _normal(first_sql, dialect) != _normal(sql, dialect):
         flags.append(Flag("corrected", f"self-correction rewrote the model's first query ({rounds} generations)"))

@@ -70,6 +70,37 @@ def test_a_question_literal_the_query_leaves_out(shop: Any) -> None:
     assert answered(shop, "Who lives in 'Oslo'?", 'SELECT name FROM customers WHERE city = "Oslo"').warnings == []
 
 
+def test_a_negation_tested_row_by_row_across_a_join(shop: Any) -> None:
+    # Ann has a shipped and an open order: "no open order" must leave her out, "status != 'open'" keeps her
+    wrong = answered(shop, "Which customers have no open order?",
+                     "SELECT DISTINCT c.name FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id "
+                     "WHERE o.status != 'open'")
+    assert ("Ann",) in wrong.rows and codes(wrong) == ["negation-by-row"]
+    assert wrong.warnings[0]["text"].startswith("the question says 'not', and o.status <> 'open' tests each joined row")
+    right = answered(shop, "Which customers have no open order?",
+                     "SELECT name FROM customers WHERE customer_id NOT IN "
+                     "(SELECT customer_id FROM orders WHERE status = 'open')")
+    unjoined = answered(shop, "Which customers don't live in Oslo?", "SELECT name FROM customers WHERE city != 'Oslo'")
+    assert right.warnings == [] and ("Ann",) not in right.rows and unjoined.warnings == []
+
+
+def test_both_values_asked_and_either_tested(shop: Any) -> None:
+    either = answered(shop, "Which customers have both a shipped and an open order?",
+                      "SELECT DISTINCT c.name FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id "
+                      "WHERE o.status IN ('shipped', 'open')")
+    assert ("Bo",) in either.rows and codes(either) == ["both-as-either"]
+    assert either.warnings[0]["text"] == ("the question asks for 'both', and o.status is tested for either value "
+                                          "(one row holds one value)")
+    also_or = answered(shop, "Which customers have both a shipped and an open order?",
+                       "SELECT DISTINCT c.name FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id "
+                       "WHERE o.status = 'shipped' OR o.status = 'open'")
+    both = answered(shop, "Which customers have both a shipped and an open order?",
+                    "SELECT c.name FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id "
+                    "WHERE o.status = 'shipped' INTERSECT SELECT c.name FROM customers AS c JOIN orders AS o "
+                    "ON o.customer_id = c.customer_id WHERE o.status = 'open'")
+    assert codes(also_or) == ["both-as-either"] and both.warnings == [] and both.rows == [("Ann",)]
+
+
 def test_one_null_is_flagged(shop: Any) -> None:
     answer = answered(shop, "What is the largest payment of Lima's customers?",
                       "SELECT max(p.amount) FROM payments AS p JOIN orders AS o ON p.order_id = o.order_id "
