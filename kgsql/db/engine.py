@@ -5,11 +5,12 @@ is not a driver call is a class attribute of one :class:`Engine` subclass:
 the names a user writes a database by (URL schemes, file suffixes, a file
 header), the label a user reads, how identifiers are quoted, the functions
 generated SQL may not call, how the engine's error messages read as the kinds
-self-correction acts on, the forms of its spatial SQL, and a few facts of its
-SQL (NULL ordering, integer division). The class registers itself with :func:`register_engine`; code
-that used to compare engine names (``== "sqlite"``) asks the class instead,
-so adding an engine is one module (``kgsql/db/engines/<name>.py``, imported
-by ``kgsql/db/engines/__init__.py``) plus its tests.
+self-correction acts on, the forms of its spatial SQL, the functions it lacks,
+and a few facts of its SQL (NULL ordering, integer division). The class
+registers itself with :func:`register_engine`; code that used to compare
+engine names (``== "sqlite"``) asks the class instead, so adding an engine is
+one module (``kgsql/db/engines/<name>.py``, imported by
+``kgsql/db/engines/__init__.py``) plus its tests.
 
 An instance is one open database (``kgsql.db.engines.base.OneConnection``
 for engines behind a driver). SQLite's class is ``in_process``: kgsql opens

@@ -110,8 +110,6 @@ class _ConnectionFacts:
         self.warned = False
 
 
-#: Function-name prefixes refused on PostgreSQL: files, sessions, other connections, administration,
-#: SQL held in a string, sleeping (the read-only transaction already stops writes).
 #: PostGIS's forms: a geography cast measures on the spheroid, in metres.
 POSTGIS_FORMS: Final = SpatialForms(
     within="ST_Within({a}, {b})", intersects="ST_Intersects({a}, {b})",
@@ -119,6 +117,8 @@ POSTGIS_FORMS: Final = SpatialForms(
     area=Measured("ST_Area({g}::geography)", "ST_Area({g})"),
     distance=Measured("ST_Distance({a}::geography, {b}::geography)", "ST_Distance({a}, {b})"))
 
+#: Function-name prefixes refused on PostgreSQL: files, sessions, other connections, administration,
+#: SQL held in a string, sleeping (the read-only transaction already stops writes).
 DENIED_PREFIXES: Final = (
     "pg_read_", "pg_ls_", "pg_stat_file", "pg_file_", "lo_", "dblink", "pg_terminate_backend",
     "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile", "pg_promote", "set_config", "pg_sleep",
