@@ -15,7 +15,7 @@ from kgsql.llm.scripted import ScriptedLM
 from kgsql.methods import build
 from kgsql.text.encoder import HashEncoder
 from kgsql.schema.model import DatabaseSchema
-from kgsql.sql.dialects import dialect_of, expert_line, label, sqlglot_name
+from kgsql.sql.dialects import dialect_of, engine_of_dialect, expert_line, label, spatial_forms, sqlglot_name
 from kgsql.sql.to_postgis import to_postgis
 
 
@@ -34,6 +34,8 @@ class WholeSchema:
 def test_dialects(engine: str, spatial: bool, dialect: str, name: str, reader: str) -> None:
     schema = DatabaseSchema(name="x", dialect=engine, is_spatial=spatial)
     assert (dialect_of(schema), label(dialect), sqlglot_name(dialect)) == (dialect, name, reader)
+    assert engine_of_dialect(dialect).name == engine  # the graph stores the dialect and reads the engine back
+    assert (spatial_forms(dialect) is None) == (engine == "duckdb")  # no spatial flavour, no spatial forms
     assert expert_line("sqlite") == "You are an expert in SQLite and highly skilled in writing SQL queries."
     assert "PostgreSQL" in expert_line("postgis") and "DuckDB" in expert_line("duckdb")
 

@@ -104,7 +104,7 @@ def test_spatial_example_carries_geometry_and_region_descriptions(schema_graph, 
     assert (loc.spatial.geometry_type, loc.spatial.srid) == ("POINT", 4326)
     assert "rivers of the example country" in schema.table("rivers").geo_description
     assert schema.table("cities").column("is_capital").value_explanation.startswith("1 = capital")
-    assert schema_graph.database_info(db)["dialect"] == "spatialite"
+    assert schema_graph.database_info(db)["dialect"] == "spatialite" and schema.dialect == "sqlite"
 
 
 def test_bad_input_leaves_graph_as_it_was(schema_graph, make_sqlite, unique_name, tmp_path):
