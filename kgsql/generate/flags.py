@@ -109,16 +109,9 @@ def negated_by_row(question: str, tree: exp.Expression) -> list[str]:
             continue
         for test in where.find_all(exp.NEQ):
             column = test.find(exp.Column)
-            if column is not None and column.table.lower() in joined | _base_names(select, joined):
+            if column is not None and column.table.lower() in joined:  # an alias, else the table's own name
                 out.append(test.sql())
     return out
-
-
-def _base_names(select: exp.Select, joined: set[str]) -> set[str]:
-    """The joined tables' own names too, where the query writes ``countrylanguage.Language`` for a table it
-    joined under no alias."""
-    return {j.this.name.lower() for j in select.args.get("joins") or [] if isinstance(j.this, exp.Table)
-            and j.alias_or_name.lower() in joined}
 
 
 def both_as_either(question: str, tree: exp.Expression) -> str | None:
