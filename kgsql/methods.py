@@ -26,13 +26,14 @@ methods differ exactly by the switches that tell them apart),
   once per run; on a spatial database the 5 nearest questions instead, after
   the schema), then the whole database's schema (read once per database)
   with value comments on low-cardinality text columns, SpatiaLite notes,
-  graph-derived hints (values the question names, join conditions), then the
+  graph-derived hints (values the question names, join conditions; on a
+  spatial database how the tables relate by location instead), then the
   question; a correction loop that repairs misplaced columns through the FK
   graph and never reruns a query. Measured (issue 12, 1.5B, 200 Spider
   questions, one run): +6.5 EX points over DAIL-SQL at 0.38x its LLM seconds;
   every spatial question (SSpa cross-fold): +11.0 points (docs/eval.md)
 * ``kgsql-<part>``: kgsql without that one part (``value-hints``,
-  ``join-hints``, ``hints``, ``values``, ``examples``, ``correction``, ``repair``,
+  ``join-hints``, ``spatial-hints``, ``hints``, ``values``, ``examples``, ``correction``, ``repair``,
   ``cache-layout``, ``whole-schema``, ``sdbms``, ``geo``)
 * ``agent``     Interactive-T2S: the model looks the schema up through the graph's
   tools (``kgsql.agent``), one per round, and finishes with ``Done(sql)``
@@ -176,11 +177,12 @@ register_method(MethodSpec("kgsql", OneCallOptions(),
 KGSQL_ABLATIONS: dict[str, dict[str, Any]] = {
     "value-hints": dict(value_hints=False),
     "join-hints": dict(join_hints=False),
-    "hints": dict(value_hints=False, join_hints=False),
+    "hints": dict(value_hints=False, join_hints=False, spatial_hints=False),
+    "spatial-hints": dict(spatial_hints=False, spatial_join_hints=True),
     "values": dict(schema_style="code"),
     "documentation": dict(schema_style="code-values"),
     "meaning-hints": dict(meaning_hints=False),
-    "graph": dict(schema_style="code", value_hints=False, join_hints=False, meaning_hints=False),
+    "graph": dict(schema_style="code", value_hints=False, join_hints=False, meaning_hints=False, spatial_hints=False),
     "examples": dict(shots=0),
     "correction": dict(correction=False),
     "repair": dict(join_repair=False),

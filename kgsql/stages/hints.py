@@ -10,7 +10,12 @@ database" block:
   relevant (foreign keys of their Steiner tree in the FK graph), so the model
   joins on keys instead of on look-alike names; said as a condition ("if the
   query needs several of these tables"), and never for a pair of tables
-  linked by two keys, whose choice only the question can make;
+  linked by two keys, whose choice only the question can make. Not on a
+  spatial database (``spatial_join_hints``): there tables relate by location
+  more than by key, and a key join of two tables retrieval half-chose
+  (``subwaystations.adcode = districts.administrative_division_code`` for
+  "government institutions in each district") was copied into answers about
+  other tables (docs/eval.md, session 20);
 * meaning hints: a coded column whose documented meaning the question uses
   (``client.gender: 'F' = female, 'M' = male`` for "female clients"), from the
   structured value meanings (:mod:`kgsql.schema.meanings`);
@@ -22,7 +27,8 @@ database" block:
 * spatial hints (``spatial_hints``): how the relevant geometry
   tables that share no key relate by location (``airports inside cities:
   Within(airports.Location, cities.Shape) = 1``), from their geometry types
-  (:mod:`kgsql.generate.spatial_relations`); measured no gain, off.
+  (:mod:`kgsql.generate.spatial_relations`); on by default since session 20,
+  where on a spatial database they replace the key join line (docs/eval.md).
 
 This replaces LLM-written evidence as the default: with small models that
 evidence misled the SQL (docs/eval.md); it stays an option for strong endpoints.
@@ -208,6 +214,7 @@ class GraphHints:
 
     values: bool = True
     joins: bool = True
+    spatial_joins: bool = False  # the join hints on a database with geometry too
     keys: bool = False
     meanings: bool = True
     spatial: bool = False
@@ -219,7 +226,7 @@ class GraphHints:
         if self.values:
             text = " ".join(p for p in (state.question, state.user_evidence) if p)
             hints += value_lines(named_values(state.values, text, limit=self.max_values))
-        if self.joins:
+        if self.joins and (self.spatial_joins or not state.full.is_spatial):
             hints += join_lines(state.full, state.focus_tables)
         if self.keys:
             hints += key_lines(state.full, state.question)

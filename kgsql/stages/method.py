@@ -57,9 +57,10 @@ class OneCallOptions(Rewrites):
     lead_selection: str = "typical"  # [examples] how the lead examples are chosen
     value_hints: bool = True         # [hints] values the question names -> their column
     join_hints: bool = True          # [hints] key conditions joining the relevant tables
+    spatial_join_hints: bool = False  # [hints] ... on a spatial database too (off: they lured, session 20)
     key_hints: bool = False          # [hints] a key the question names by its concept -> its join and label
     meaning_hints: bool = True       # [hints] a coded column whose documented meaning the question uses
-    spatial_hints: bool = False      # [hints] how the relevant geometry tables relate by location (Within, ...)
+    spatial_hints: bool = True       # [hints] how the relevant geometry tables relate by location (Within, ...)
     layout: str = "shared-first"     # [sql] question format: shared-first / schema-first (cache-friendly) or dail
     correction: bool = True          # [sql] run, check and correct (False: one call, no checks; was `tips`)
     max_rounds: int = 3              # [sql] greedy generations at most
@@ -98,8 +99,8 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
         PickExamples(pool, shots=o.shots, selection=o.example_selection, encoder=encoder,
                      graph_examples=graph_examples, fallback=fallback_pool, questions=o.example_questions,
                      spatial_selection=o.spatial_example_selection),
-        GraphHints(values=o.value_hints, joins=o.join_hints, keys=o.key_hints, meanings=o.meaning_hints,
-                   spatial=o.spatial_hints),
+        GraphHints(values=o.value_hints, joins=o.join_hints, spatial_joins=o.spatial_join_hints, keys=o.key_hints,
+                   meanings=o.meaning_hints, spatial=o.spatial_hints),
         *([PreviousTurns()] if o.context == HISTORY else []),
         GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,
                     max_rows=o.max_rows),

@@ -23,7 +23,7 @@ from kgsql.llm.errors import LLMConnectionError
 from kgsql.llm.scripted import ScriptedLM
 
 # Options that make kgsql one SQL call per question with no retriever model (no hints: nothing to retrieve for).
-LEAN = ["--set", "value_hints=false", "--set", "join_hints=false"]
+LEAN = ["--set", "value_hints=false", "--set", "join_hints=false", "--set", "spatial_hints=false"]
 
 SPIDER_ROWS = [
     {"db_id": "music", "question": "How many singers are there?", "query": "SELECT count(*) FROM singer"},

@@ -92,3 +92,17 @@ def test_distances_only_when_asked_and_the_named_values_tables_first() -> None:
                     "Within(airports.Location, cities.Shape) = 1; stations inside cities: "
                     "Within(stations.Location, cities.Shape) = 1; subways crossing cities: "
                     "Intersects(subways.Shape, cities.Shape) = 1."]
+
+
+def test_key_join_hints_only_where_asked_on_a_spatial_database() -> None:
+    # on a database with geometry a key join lured answers about other tables; off there unless asked
+    keyed = [ForeignKey("airports", "id", "cities", "id")]
+    spatial = DatabaseSchema("t", [AIRPORTS, CITIES], foreign_keys=keyed, is_spatial=True)
+    plain = DatabaseSchema("p", [Table("airports", [Column("id", "INTEGER")]), Table("cities", [Column("id", "INTEGER")])],
+                           foreign_keys=keyed)
+    line = "If the query needs several of these tables, join them on airports.id = cities.id."
+    for schema, spatial_joins, expected in ((spatial, False, []), (spatial, True, [line]), (plain, False, [line])):
+        state = QuestionState("Which airports?", schema.name, schema, Answer("Which airports?", schema.name),
+                              focus_tables=["airports", "cities"])
+        GraphHints(values=False, meanings=False, spatial_joins=spatial_joins).run(state)
+        assert state.hints == expected, (schema.name, spatial_joins)
