@@ -77,7 +77,7 @@ def cross_folds(db_ids: Iterable[str], folds: Sequence[tuple[str, ...]] | None =
 
 
 def training_pool(dataset: Dataset, fold: Fold) -> Any:
-    """GoldQuestion pool of the fold's training databases only (never a test database's question)."""
+    """Example pool of the fold's training databases only (never a test database's question)."""
     from kgsql.fewshot.pool import ExamplePool
 
     pool = ExamplePool.from_dataset(dataset, exclude_dbs=fold.test_dbs)

@@ -149,8 +149,8 @@ def _normal(sql: str, dialect: str) -> str:
 def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation: Explanation,
                  rows: Sequence[Sequence[Any]], error: str | None = None, first_sql: str = "",
                  rounds: int = 1) -> list[Flag]:
-    """The flags of one answer. ``first_sql``: the first query run; ``rounds``: the generations the correction loop made. ``corrected`` needs both a second
-    generation and a final query other than the first: a join repair alone (no second generation)
+    """The flags of one answer. ``first_sql``: the first query run; ``rounds``: the generations the
+    correction loop made. ``corrected`` needs both a second generation and a final query other than the first: a join repair alone (no second generation)
     follows a graph edge, which the explanation shows, where a second generation is the model's guess
     after a failure."""
     flags: list[Flag] = []

@@ -6,7 +6,6 @@ from typing import Any
 from kgsql.errors import UnknownNameError
 from kgsql.graph.facts import list_facts
 from kgsql.graph.store import GraphStore
-from kgsql.sql.dialects import engine_of_dialect
 from kgsql.schema.facts import apply_facts
 from kgsql.schema.model import (
     Column,
@@ -17,6 +16,7 @@ from kgsql.schema.model import (
     SpatialInfo,
     Table,
 )
+from kgsql.sql.dialects import engine_of_dialect
 
 
 def list_databases(store: GraphStore) -> list[dict[str, Any]]:

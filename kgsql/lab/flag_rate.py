@@ -54,7 +54,8 @@ def record_flags(record: dict[str, Any], schema: Any) -> list[str]:
     explanation = explain_sql(sql, schema)
     candidates = extra.get("candidates") or []
     flags = answer_flags(question=record["question"], sql=sql, schema=schema, explanation=explanation, rows=rows,
-                         error=error, first_sql=candidates[0] if candidates else "", rounds=int(record.get("rounds") or 1))
+                         error=error, first_sql=candidates[0] if candidates else "",
+                         rounds=int(record.get("rounds") or 1))
     return [f.code for f in flags]
 
 

@@ -194,5 +194,6 @@ def main(argv: list[str] | None = None) -> int:
 
     return write_spider_set("kgsql.lab.refusal_set", args.spider_dir, args.out, build, n=args.n)
 
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -45,8 +45,12 @@ class Pairing:
     second: Table
     second_geometry: Column
     verb: str
-    predicate: str  # the SpatialForms field of the predicate ("within"), or "distance" when measured
-    measured: bool = False
+    predicate: str  # the SpatialForms field of the predicate ("within"), or "distance"
+
+    @property
+    def measured(self) -> bool:
+        """A distance between the two, not a predicate that joins them."""
+        return self.predicate == "distance"
 
     def condition(self, first_ref: str, second_ref: str, forms: SpatialForms) -> str:
         """The predicate (or, when ``measured``, the distance) over the two geometry references as given
@@ -73,5 +77,5 @@ def pairing(a: Table, b: Table) -> Pairing | None:
             verb, predicate = found
             return Pairing(x, gx, y, gy, verb, predicate)
     if "POINT" in kinds and "POLYGON" not in kinds:
-        return Pairing(a, ga, b, gb, "near", "distance", measured=True)
+        return Pairing(a, ga, b, gb, "near", "distance")
     return None

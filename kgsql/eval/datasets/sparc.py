@@ -38,7 +38,7 @@ def load_sparc(
 ) -> Dataset:
     """SParC ``<split>.json``: a list of ``{database_id, interaction: [{utterance, query}], final}``.
 
-    GoldQuestion ids are ``<interaction>-<turn>`` (0-based positions in the file),
+    Question ids are ``<interaction>-<turn>`` (0-based positions in the file),
     so line ``i`` of a prediction file is still ``questions[i]``; the
     difficulty is the turn depth; ``extra`` holds the interaction id, the turn
     index and the earlier turns' utterances (``history``) and gold SQL
