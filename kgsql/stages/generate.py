@@ -9,7 +9,7 @@ the schema once per database; ``dail`` is DAIL-SQL's order (examples first),
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kgsql.correct import CheckContext
@@ -70,6 +70,7 @@ class GenerateSQL:
     timeout_s: float = 30.0
     max_rows: int = 1000
     cot: bool = False  # the examples answer with chains of thought (ACT-SQL's auto-CoT): shapes the ending
+    spatial_samples: int | None = None  # on a spatial database, ``loop.samples`` replaced by this (None: kept)
     name: str = "sql"
 
     def __post_init__(self) -> None:
@@ -78,5 +79,12 @@ class GenerateSQL:
 
     def run(self, state: QuestionState) -> None:
         generator = FormattedSQLGenerator(self.lm, self.layout, max_tokens=self.max_tokens)  # type: ignore[arg-type]
-        correct_into(state, generator, prompt_parts(state, cot=self.cot), self.loop, timeout_s=self.timeout_s,
-                     max_rows=self.max_rows)
+        correct_into(state, generator, prompt_parts(state, cot=self.cot), self.loop_for(state),
+                     timeout_s=self.timeout_s, max_rows=self.max_rows)
+
+    def loop_for(self, state: QuestionState) -> LoopOptions:
+        """The loop's options for this question's database: more sampled candidates on a spatial one,
+        where a 1.5B's first query fails or returns nothing far more often (docs/eval.md, session 21)."""
+        if self.spatial_samples is None or not state.full.is_spatial:
+            return self.loop
+        return replace(self.loop, samples=self.spatial_samples)

@@ -65,6 +65,7 @@ class OneCallOptions(Rewrites):
     correction: bool = True          # [sql] run, check and correct (False: one call, no checks; was `tips`)
     max_rounds: int = 3              # [sql] greedy generations at most
     samples: int = 0                 # [sql] sampled candidates voted by result when nothing returned rows
+    spatial_samples: int = 3         # [sql] ... on a spatial database (200 spatial questions, session 21)
     temperature: float = 0.7         # [sql] for the sampled candidates
     max_tokens: int = 256            # [sql]
     timeout_s: float = 30.0          # [sql]
@@ -103,7 +104,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
                    meanings=o.meaning_hints, spatial=o.spatial_hints),
         *([PreviousTurns()] if o.context == HISTORY else []),
         GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,
-                    max_rows=o.max_rows),
+                    max_rows=o.max_rows, spatial_samples=o.spatial_samples),
         *([Refuse(words=o.refuse_words)] if o.refuse else []),
     ]
 
