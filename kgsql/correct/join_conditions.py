@@ -21,8 +21,16 @@ b`` gets that condition when
 An equality that matches rows is kept (a code join that works is a join), as
 are joins by distance (a point and a point), which need a number the question
 gives.
+
+The spatial form of the tautology gets the same treatment: a relation of a
+geometry with itself (``ON Intersects(T2.Shape, T2.Shape) = 1``, true of every
+pair); and a distance of a geometry from itself (``Distance(r.Shape, r.Shape)``,
+always 0) measures from the one other FROM item with a geometry instead. Ten
+of the 151 wrong answers of session 21's spatial run had one of the two.
 """
 from __future__ import annotations
+
+from typing import Final
 
 from sqlglot import exp
 
@@ -32,9 +40,32 @@ from kgsql.correct.spatial_joins import located_condition
 from kgsql.errors import KgsqlError
 from kgsql.schema.joins import FKGraph, fk_graph
 from kgsql.schema.spatial_pairs import geometry_column
+from kgsql.sql.calls import DISTANCES, function_call
 from kgsql.sql.dialects import sqlglot_name
 
 __all__ = ["fix_join_conditions"]
+
+#: Predicates of two geometries (SpatiaLite's and PostGIS's names).
+_RELATIONS: Final = frozenset(
+    prefix + name for prefix in ("", "st_", "mbr") for name in
+    ("within", "contains", "intersects", "touches", "crosses", "overlaps", "covers", "coveredby", "equals"))
+
+
+def _same_geometry(call: exp.Func, names: frozenset[str]) -> exp.Column | None:
+    """The column when ``call`` is one of ``names`` applied to one column twice (``Intersects(a.g, a.g)``)."""
+    name, args = function_call(call)
+    if name not in names or len(args) < 2 or not all(isinstance(a, exp.Column) for a in args[:2]):
+        return None
+    first, second = args[0], args[1]
+    same = (first.name.lower(), first.table.lower()) == (second.name.lower(), second.table.lower())
+    return first if same else None  # type: ignore[return-value]
+
+
+def _self_relation(on: exp.Expression) -> exp.Column | None:
+    """The geometry an ON condition relates to itself (``Intersects(T2.Shape, T2.Shape) = 1`` or bare)."""
+    if isinstance(on, exp.EQ) and isinstance(on.expression, exp.Literal) and on.expression.this == "1":
+        on = on.this
+    return _same_geometry(on, _RELATIONS) if isinstance(on, exp.Func) else None
 
 
 def _alias_of(scope: Scope, column: exp.Column, joined: str) -> str | None:
@@ -77,27 +108,40 @@ def _matches_nothing(ctx: CheckContext, scope: Scope, a: str, b: str, on: exp.EQ
         return False
 
 
+def _join_tautology(ctx: CheckContext, scope: Scope, g: FKGraph, join: exp.Join, alias: str,
+                    order: list[str]) -> bool:
+    """A condition true of every pair, on a column of FROM item ``alias``, replaced by what joins the joined
+    table to its one partner (the items before it when ``alias`` is the joined table, else ``alias``)."""
+    joined = join.this.alias_or_name.lower()
+    partners = order[:order.index(joined)] if alias == joined else [alias]
+    conditions = [c for c in (_condition(ctx, scope, g, joined, p) for p in partners) if c is not None]
+    if len(conditions) != 1:
+        return False
+    join.set("on", conditions[0])
+    return True
+
+
 def _fix(ctx: CheckContext, scope: Scope, g: FKGraph, join: exp.Join, order: list[str]) -> bool:
     on = join.args.get("on")
-    if not isinstance(on, exp.EQ) or not isinstance(join.this, exp.Table):
+    if on is None or not isinstance(join.this, exp.Table):
+        return False
+    joined = join.this.alias_or_name.lower()
+    itself = _self_relation(on)
+    if itself is not None:  # a geometry related to itself
+        alias = _alias_of(scope, itself, joined)
+        return alias is not None and _join_tautology(ctx, scope, g, join, alias, order)
+    if not isinstance(on, exp.EQ):
         return False
     sides = [on.this, on.expression]
     if not all(isinstance(s, exp.Column) for s in sides):
         return False
-    joined = join.this.alias_or_name.lower()
     aliases = {_alias_of(scope, s, joined) for s in sides}  # type: ignore[arg-type]
     if None in aliases:
         return False
-    if len(aliases) == 1:  # a tautology (one column equal to itself): what joins the joined table to its partner
-        (alias,) = aliases
+    if len(aliases) == 1:  # a tautology (one column equal to itself)
         if sides[0].name.lower() != sides[1].name.lower():
             return False  # two columns of one table: a filter written in ON, not a join that joins nothing
-        partners = order[:order.index(joined)] if alias == joined else [alias]
-        conditions = [c for c in (_condition(ctx, scope, g, joined, p) for p in partners) if c is not None]
-        if len(conditions) != 1:
-            return False
-        join.set("on", conditions[0])
-        return True
+        return _join_tautology(ctx, scope, g, join, aliases.pop(), order)  # type: ignore[arg-type]
     if joined not in aliases:
         return False
     (other,) = aliases - {joined}
@@ -121,6 +165,23 @@ def _fix_select(ctx: CheckContext, select: exp.Select, g: FKGraph) -> bool:
     changed = False
     for join in joins:
         changed = _fix(ctx, scope, g, join, order) or changed
+    return _measure_between(scope, order) or changed
+
+
+def _measure_between(scope: Scope, order: list[str]) -> bool:
+    """``Distance(a.g, a.g)`` -> ``Distance(a.g, b.h)`` when ``b`` is the one other FROM item with a geometry."""
+    changed = False
+    for call in [f for f in scope.select.find_all(exp.Func) if f.find_ancestor(exp.Select) is scope.select]:
+        column = _same_geometry(call, DISTANCES)
+        alias = _alias_of(scope, column, "") if column is not None else None
+        others = [a for a in order if a != alias and a in scope.by_alias
+                  and geometry_column(scope.by_alias[a]) is not None]
+        if alias is None or len(others) != 1:
+            continue
+        geometry = geometry_column(scope.by_alias[others[0]])
+        assert geometry is not None  # others have one
+        function_call(call)[1][1].replace(exp.column(geometry.name, table=written(scope, others[0])))
+        changed = True
     return changed
 
 

@@ -14,18 +14,22 @@ same prompt plus a tip often gives the same query. Here:
    row lies in joined by location, ``kgsql.correct.spatial_joins``), keeping
    the first rewrite that runs;
    every candidate is first rewritten by :data:`REWRITES`, for queries that run
-   and answer wrongly: on PostGIS, lengths/areas/distances of lon/lat geometry
-   cast to geography, so they come in metres (``kgsql.correct.units``); a
-   join condition that joins nothing replaced by the tables' key, else their
+   and answer wrongly: lengths/areas/distances of lon/lat geometry in metres
+   (cast to geography on PostGIS, the ellipsoid argument on SpatiaLite,
+   ``kgsql.correct.units``); a join condition that joins nothing (``T1.a =
+   T1.a``, ``Intersects(g, g)``) replaced by the tables' key, else their
    location relation (``kgsql.correct.join_conditions``);
    by default also a key compared with a label compared through its lookup
    table, a key into a pure lookup table shown as the answer shown by its
    label (``kgsql.correct.lookup``), dates compared as the text SQLite
-   stores (``kgsql.correct.dates``) and an aggregate the question asks "each
-   year" / "per city" of grouped so (``kgsql.correct.grouping``); as options,
+   stores (``kgsql.correct.dates``), an aggregate the question asks "each
+   year" / "per city" of grouped so (``kgsql.correct.grouping``) and "the
+   closest X" ordered by its distance (``kgsql.correct.nearest``); as options,
    integer ratios divided as reals (``kgsql.correct.ratios``), rankings that skip NULL/missing values
-   (``kgsql.correct.ranking``) and text literals in their stored spelling
-   (``kgsql.correct.literals``) -- measured in docs/eval.md, issue 28;
+   (``kgsql.correct.ranking``), text literals in their stored spelling
+   (``kgsql.correct.literals``) -- measured in docs/eval.md, issue 28 -- and a
+   place name read from the geometry table that holds it, joined by location
+   (``kgsql.correct.located_values``);
 2. while it still fails, up to ``max_rounds`` greedy rounds show the failed query,
    the database's error and the tips (the table that owns a column, the
    join that reaches it, the closest real values...). A query already tried
@@ -56,9 +60,11 @@ from typing import Any, Protocol
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
 from kgsql.correct.dates import sqlite_dates
 from kgsql.correct.grouping import group_per_question
-from kgsql.correct.literals import match_literals
 from kgsql.correct.join_conditions import fix_join_conditions
+from kgsql.correct.literals import match_literals
+from kgsql.correct.located_values import locate_values
 from kgsql.correct.lookup import labels_for_shown_keys, labels_through_keys, repair_lookups
+from kgsql.correct.nearest import rank_by_distance
 from kgsql.correct.ranking import rank_known_values
 from kgsql.correct.ratios import cast_ratios
 from kgsql.correct.repair import repair_joins
@@ -91,10 +97,12 @@ class Rewrites:
     key_labels: bool = True        # [sql] a lookup key shown as the answer shows its label (eye_colour_id -> colour)
     date_forms: bool = True        # [sql] SQLite dates compared as text (strftime('%Y', d) = '2019', YEAR(d))
     group_each: bool = True        # [sql] an aggregate the question asks "each year" / "per city" of, grouped so
+    rank_nearest: bool = True      # [sql] "the closest X" ordered by its one distance, limited to the count asked
+    located_values: bool = False   # [sql] a place name another geometry table holds, read there, joined by location
     ratio_cast: bool = False       # [sql] divide integer ratios as reals (COUNT(..) * 100 / COUNT(*))
     rank_known: bool = False       # [sql] ORDER BY .. LIMIT skips NULL and documented missing values
     match_literals: bool = False   # [sql] text literals in the column's stored spelling ('human' -> 'Human')
-    metre_units: bool = False      # [sql] SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1))
+    metre_units: bool = True       # [sql] SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1))
 
     def switches(self) -> dict[str, bool]:
         """Every switch and its setting (to hand a method's choice to :class:`LoopOptions`)."""
@@ -135,6 +143,7 @@ REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("geography_units", geography_units),
     ("metre_units", ellipsoid_units),
     ("join_conditions", fix_join_conditions),
+    ("located_values", locate_values),
     ("lookup_repair", labels_through_keys),
     ("key_labels", labels_for_shown_keys),
     ("ratio_cast", cast_ratios),
@@ -142,6 +151,7 @@ REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("match_literals", match_literals),
     ("date_forms", sqlite_dates),
     ("group_each", group_per_question),
+    ("rank_nearest", rank_by_distance),
 )
 
 

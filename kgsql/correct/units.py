@@ -13,7 +13,10 @@ radius of more than a degree, ~111 km, on lon/lat data is meant in metres).
 SpatiaLite's metre forms are the same functions with an extra argument
 (``GLength(g, 1)``, ``Area(g, 1)``, ``Distance(a, b, 1)``), which the function
 notes teach and small models forget: :func:`ellipsoid_units` adds it on lon/lat
-geometry (an option until measured, issue 29).
+geometry (on by default since session 22, docs/eval.md). Both rules measure a
+scalar subquery's geometry as the column it selects (``Distance(h.Location,
+(SELECT Shape FROM roads WHERE name = ..))``), the form small models write
+most for "within 500 metres of X".
 
 The same pass drops SpatiaLite's ``= 1`` after a spatial predicate
 (``ST_Contains(a, b) = 1``): PostGIS predicates return boolean, and
@@ -29,6 +32,7 @@ from sqlglot import exp
 from kgsql.correct.context import CheckContext
 from kgsql.correct.repair import rewrite_tree
 from kgsql.schema.geometry_units import GEOGRAPHIC_SRIDS, is_lon_lat
+from kgsql.sql.calls import function_call
 from kgsql.sql.dialects import dialect_of
 from kgsql.sql.to_postgis import booleans
 
@@ -52,11 +56,26 @@ def _is_geography(node: exp.Expression) -> bool:
     return isinstance(node, exp.Cast) and node.to.sql(dialect="postgres").lower().startswith("geography")
 
 
+def _geometry_read(node: exp.Expression) -> exp.Expression | None:
+    """What an argument measures: itself, or the one value a scalar subquery selects
+    (``Distance(h.Location, (SELECT Shape FROM roads WHERE name = ..))``); None for a subquery of many."""
+    while isinstance(node, (exp.Paren, exp.Subquery, exp.Select)):
+        if isinstance(node, exp.Select):
+            if len(node.expressions) != 1:
+                return None
+            node = node.expressions[0].unalias()
+        else:
+            node = node.this
+    return node
+
+
 def _on_geographic_data(node: exp.Expression, geographic: set[str]) -> bool:
-    """The argument reads a lon/lat geometry column and is not already geography."""
-    if _is_geography(node):
+    """The argument reads a lon/lat geometry column (directly or as a scalar subquery's value) and is not
+    already geography."""
+    read = _geometry_read(node)
+    if read is None or _is_geography(read) or read.find(exp.Select):
         return False
-    columns = list(node.find_all(exp.Column))
+    columns = list(read.find_all(exp.Column))
     return bool(columns) and all(c.name.lower() in geographic for c in columns)
 
 
@@ -76,7 +95,7 @@ def geography_units(ctx: CheckContext, sql: str) -> str | None:
     tree = tree.copy()
     changed = False
     for call in list(tree.find_all(exp.Func)):
-        name, args = _call(call)
+        name, args = function_call(call)
         if name not in _MEASURES | {"st_dwithin"} or not args:
             continue
         geoms = args[:2] if name in ("st_distance", "st_dwithin") else args[:1]
@@ -98,14 +117,6 @@ _ELLIPSOID_MEASURES: Final = {"glength": 1, "st_length": 1, "area": 1, "st_area"
                               "st_perimeter": 1, "distance": 2, "st_distance": 2}
 
 
-def _call(node: exp.Func) -> tuple[str, list[exp.Expression]]:
-    """(lower-case function name, its arguments) for sqlglot's named (e.g. ``StDistance``) and anonymous
-    functions alike."""
-    if isinstance(node, exp.Anonymous):
-        return str(node.this).lower(), list(node.expressions)
-    return node.sql_name().lower(), [v for v in node.args.values() if isinstance(v, exp.Expression)]
-
-
 def ellipsoid_units(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` with SpatiaLite's lengths, areas and distances of lon/lat geometry measured on the
     ellipsoid, in metres (``GLength(Shape)`` -> ``GLength(Shape, 1)``); None when nothing needed it."""
@@ -116,7 +127,7 @@ def ellipsoid_units(ctx: CheckContext, sql: str) -> str | None:
     def in_metres(tree: exp.Expression) -> bool:
         changed = False
         for call in list(tree.find_all(exp.Func)):
-            name, args = _call(call)
+            name, args = function_call(call)
             arity = _ELLIPSOID_MEASURES.get(name)
             if arity is None or len(args) != arity or not all(_on_geographic_data(g, geographic) for g in args):
                 continue

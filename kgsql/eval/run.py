@@ -67,6 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "restricted to the databases present, else one per database)")
     parser.add_argument("--db", action="append", default=None,
                         help="only questions of these databases (comma list; repeatable)")
+    parser.add_argument("--ids", action="append", default=None,
+                        help="only these question ids (comma list; repeatable): rerun the questions a rule "
+                             "can change, with the split's whole example pool")
     parser.add_argument("--limit", type=int, default=None,
                         help="N questions (per split); on a multi-turn benchmark (sparc) N whole interactions")
     parser.add_argument("--db-dir", type=Path, default=None,
@@ -236,6 +239,7 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
     overrides.setdefault("timeout_s", timeout)
     folds = parse_folds(args.folds)
     dbs = [d for item in (args.db or []) for d in _csv(item)] or None
+    ids = [i for item in (getattr(args, "ids", None) or []) for i in _csv(item)] or None
     out = args.out or Path("runs") / f"{args.dataset}-{'-'.join(methods) if len(methods) < 3 else 'methods'}"
     splits = _splits(args)
     many = len(splits) * len(plan) > 1
@@ -257,7 +261,7 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
                 from kgsql.mining.history import split_examples
 
                 eligible = split_examples(eligible, args.half, args.half_seed)[0]
-            questions = select_questions(eligible, limit=args.limit, seed=args.seed, dbs=dbs)
+            questions = select_questions(eligible, limit=args.limit, seed=args.seed, dbs=dbs, ids=ids)
             if not questions:
                 raise InputError(f"{dataset.name} {dataset.split}: no questions selected")
             missing = [e for e in questions if dataset.db_path(e.db_id) is None]

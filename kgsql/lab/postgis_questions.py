@@ -1,22 +1,25 @@
 """The spatial benchmark's questions answered on a PostGIS copy of their database, paired with SpatiaLite.
 
-    python -m kgsql.lab.postgis_questions --data-dir ../shared/data/spatial [--split dataset1] [--db traffic]
-        [--limit 20] [--model qwen2.5-coder-1.5b] [--out postgis_questions.json]
+    python -m kgsql.lab.postgis_questions --data-dir ../shared/data/spatial [--split dataset1] [--db all]
+        [--no-profiles] [--limit 20] [--model qwen2.5-coder-1.5b] [--out postgis_questions.json]
 
 Why: kgsql claims the same method works on PostGIS as on SpatiaLite — the
 graph, the PostGIS function notes, the tips in PostGIS's terms. This starts a
-throwaway PostGIS server (:mod:`kgsql.lab.pg_cluster`), copies the SpatiaLite
-database into it (:mod:`kgsql.lab.load_engine`), ingests both copies into the
-graph (with the database's shipped profile; its derived expressions are
-rewritten for PostGIS), and asks every question of the database with the
-default method on each, with SSpa's cross-fold examples (the split's other
-databases; their SQL rewritten for PostGIS by :mod:`kgsql.sql.to_postgis`
-for the PostGIS run). The gold SQL (SpatiaLite) runs on the SpatiaLite
-file; each prediction runs on its own engine; results compare as multisets
-(ordered when the gold orders), numbers to 4 significant digits (SpatiaLite
-and PostGIS compute geodesic lengths with different code). Printed and
-written: correct per engine, paired wins/losses, how many PostGIS answers
-call a PostGIS function, and every question's SQL.
+throwaway PostGIS server (:mod:`kgsql.lab.pg_cluster`), copies each SpatiaLite
+database of the split (or those ``--db`` names) into it
+(:mod:`kgsql.lab.load_engine`), ingests both copies into the graph (with the
+database's shipped profile, its derived expressions rewritten for PostGIS,
+unless ``--no-profiles``: what a user's own database has), and asks every
+question of the database with the default method on each, with SSpa's
+cross-fold examples (the split's other databases; their SQL rewritten for PostGIS by
+:mod:`kgsql.sql.to_postgis` for the PostGIS run). Generated SQL runs on
+PostGIS as a SELECT-only role, as kgsql requires; the superuser only loads.
+The gold SQL (SpatiaLite) runs on the SpatiaLite file; each prediction runs on
+its own engine; results compare as multisets (ordered when the gold orders),
+numbers to 4 significant digits (SpatiaLite and PostGIS compute geodesic
+lengths with different code). Printed and written: correct per engine (in all
+and per database), paired wins/losses with the exact McNemar p, how many
+PostGIS answers call a PostGIS function, and every question's SQL.
 """
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ from kgsql.errors import KgsqlError
 if TYPE_CHECKING:
     from kgsql.eval.datasets.base import Dataset, GoldQuestion
 
-__all__ = ["main", "same_rows"]
+__all__ = ["chosen_databases", "main", "paired_totals", "same_rows"]
 
 
 def _value(v: Any) -> Any:
@@ -68,7 +71,8 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m kgsql.lab.postgis_questions", description=__doc__.split("\n\n")[0])
     p.add_argument("--data-dir", type=Path, required=True, help="the spatial dataset's folder")
     p.add_argument("--split", default="dataset1")
-    p.add_argument("--db", default="traffic")
+    p.add_argument("--db", default="all", help="the split's databases to ask, comma-separated (default: all)")
+    p.add_argument("--no-profiles", action="store_true", help="no profile shipped with kgsql (a user's database)")
     p.add_argument("--limit", type=int, default=0, help="first N questions (0: all)")
     p.add_argument("--model", default=None, help="local model (default: kgsql's default)")
     p.add_argument("--timeout", type=float, default=120.0)
@@ -77,19 +81,23 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def _load_and_ingest(graph: Any, url: str, sqlite_file: Path, lite_name: str, pg_name: str) -> float:
-    """Copy the SpatiaLite database into PostGIS at ``url`` and ingest both copies; the copy's seconds."""
+def _load_and_ingest(graph: Any, cluster: Any, db: str, sqlite_file: Path, *,
+                     profiles: bool) -> tuple[tuple[tuple[str, str, str], ...], float]:
+    """Copy ``db`` into a new PostGIS database and ingest both copies: the (engine, graph name, database)
+    targets, the PostGIS one a SELECT-only role's URL, and the copy's seconds."""
     from kgsql.lab.load_engine import load
 
     t0 = time.perf_counter()
-    load(sqlite_file, url)
+    load(sqlite_file, cluster.create_database(db.lower(), postgis=True))
     load_s = time.perf_counter() - t0
-    # both get the database's shipped profile by their source's name (rewritten for PostGIS there)
-    graph.ingest(sqlite_file, name=lite_name, force=True)
-    report = graph.ingest(url, name=pg_name, force=True)
+    reader_url = cluster.create_reader(db.lower())
+    lite_name, pg_name = f"pgq_{db}_spatialite", f"pgq_{db}_postgis"
+    # with profiles, both get the database's shipped one by their source's name (rewritten for PostGIS there)
+    graph.ingest(sqlite_file, name=lite_name, force=True, shipped_profiles=profiles)
+    report = graph.ingest(reader_url, name=pg_name, force=True, shipped_profiles=profiles)
     for line in report.warnings:
         print(f"warning: {line}", file=sys.stderr)
-    return load_s
+    return (("spatialite", lite_name, str(sqlite_file)), ("postgis", pg_name, reader_url)), load_s
 
 
 def _engine_methods(data: Dataset, db: str, graph: Any, lm: Any) -> dict[str, Any]:
@@ -125,7 +133,7 @@ def _question_record(item: GoldQuestion, methods: dict[str, Any], targets: Seque
     from kgsql.eval.runner import evidence_for
 
     gold_rows, gold_error, ordered = _gold_rows(item, sqlite_file, timeout)
-    record: dict[str, Any] = {"id": item.id, "question": item.question, "gold": item.gold[0],
+    record: dict[str, Any] = {"id": item.id, "db": item.db_id, "question": item.question, "gold": item.gold[0],
                               "gold_error": gold_error, "gold_rows": (gold_rows or [])[:3]}
     for engine, name, db in targets:
         t1 = time.perf_counter()
@@ -142,8 +150,9 @@ def _question_record(item: GoldQuestion, methods: dict[str, Any], targets: Seque
 def _answer_all(items: Sequence[GoldQuestion], methods: dict[str, Any], targets: Sequence[tuple[str, str, str]],
                 sqlite_file: Path, timeout: float, progress_file: Path) -> list[dict[str, Any]]:
     """Every question's record, resumable: each is appended to ``progress_file`` as it is done; a rerun skips those."""
-    records = [json.loads(line) for line in progress_file.read_text(encoding="utf-8").splitlines()
-               if line.strip()] if progress_file.is_file() else []
+    asked = {item.id for item in items}
+    records = [r for r in (json.loads(line) for line in progress_file.read_text(encoding="utf-8").splitlines()
+                           if line.strip()) if r["id"] in asked] if progress_file.is_file() else []
     done = {r["id"] for r in records}
     for n, item in enumerate(items, 1):
         if item.id in done:
@@ -157,15 +166,25 @@ def _answer_all(items: Sequence[GoldQuestion], methods: dict[str, Any], targets:
     return records
 
 
-def _summary(args: argparse.Namespace, records: Sequence[dict[str, Any]], load_s: float) -> dict[str, Any]:
-    """The report's totals: correct per engine, paired wins and losses, PostGIS function use, failures."""
+def paired_totals(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Correct per engine and PostGIS's paired wins and losses against SpatiaLite, with the exact McNemar p."""
+    from kgsql.eval.compare import mcnemar_p
+
     lite = [r["spatialite"]["correct"] for r in records]
     pg = [r["postgis"]["correct"] for r in records]
+    wins = sum(b and not a for a, b in zip(lite, pg))
+    losses = sum(a and not b for a, b in zip(lite, pg))
+    return {"questions": len(records), "correct_spatialite": sum(lite), "correct_postgis": sum(pg),
+            "postgis_wins": wins, "postgis_losses": losses, "mcnemar_p": mcnemar_p(wins, losses)}
+
+
+def _summary(args: argparse.Namespace, dbs: Sequence[str], records: Sequence[dict[str, Any]],
+             load_s: float) -> dict[str, Any]:
+    """The report's totals: correct per engine (all and per database), paired, PostGIS function use, failures."""
     return {
-        "database": args.db, "split": args.split, "questions": len(records), "load_seconds": round(load_s, 2),
-        "correct_spatialite": sum(lite), "correct_postgis": sum(pg),
-        "postgis_wins": sum(b and not a for a, b in zip(lite, pg)),
-        "postgis_losses": sum(a and not b for a, b in zip(lite, pg)),
+        "databases": list(dbs), "split": args.split, "profiles": not args.no_profiles,
+        "load_seconds": round(load_s, 2), **paired_totals(records),
+        "per_database": {db: paired_totals([r for r in records if r.get("db") == db]) for db in dbs},
         "postgis_answers_with_postgis_functions": sum(r["postgis"]["uses_postgis"] for r in records),
         "postgis_correct_with_postgis_functions": sum(r["postgis"]["uses_postgis"] and r["postgis"]["correct"]
                                                       for r in records),
@@ -173,6 +192,17 @@ def _summary(args: argparse.Namespace, records: Sequence[dict[str, Any]], load_s
         "spatialite_queries_that_fail": sum(bool(r["spatialite"]["error"]) for r in records),
         "gold_errors": sum(bool(r["gold_error"]) for r in records),
     }
+
+
+def chosen_databases(names: str, data: Dataset) -> list[str]:
+    """The databases ``--db`` names (``all``: every one of the split with questions), each with a file."""
+    with_questions = list(dict.fromkeys(e.db_id for e in data.questions))
+    dbs = with_questions if names.strip() == "all" else [n.strip() for n in names.split(",") if n.strip()]
+    missing = [db for db in dbs if db not in with_questions or data.db_files.get(db) is None]
+    if not dbs or missing:
+        raise KgsqlError(f"no questions or no database file for {', '.join(map(repr, missing)) or 'any database'} "
+                         f"in split '{data.split}'")
+    return dbs
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -185,24 +215,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         data = load_spatial(args.data_dir, args.split)
-        items = [e for e in data.questions if e.db_id == args.db][: args.limit or None]
-        sqlite_file = data.db_files.get(args.db)
-        if not items or sqlite_file is None:
-            raise KgsqlError(f"no questions or no database file for '{args.db}' under {args.data_dir}")
+        dbs = chosen_databases(args.db, data)
         if args.model:
             os.environ["KGSQL_LOCAL_MODEL"] = args.model
         lm = default_lm()
+        records: list[dict[str, Any]] = []
+        load_s = 0.0
         with TempCluster() as cluster, SchemaGraph.open() as graph:
-            url = cluster.create_database(args.db, postgis=True)
-            lite_name, pg_name = f"pgq_{args.db}_spatialite", f"pgq_{args.db}_postgis"
-            load_s = _load_and_ingest(graph, url, sqlite_file, lite_name, pg_name)
-            methods = _engine_methods(data, args.db, graph, lm)
-            targets = (("spatialite", lite_name, str(sqlite_file)), ("postgis", pg_name, url))
-            records = _answer_all(items, methods, targets, sqlite_file, args.timeout, args.out.with_suffix(".jsonl"))
+            for db in dbs:
+                items = [e for e in data.questions if e.db_id == db][: args.limit or None]
+                targets, seconds = _load_and_ingest(graph, cluster, db, data.db_files[db],
+                                                    profiles=not args.no_profiles)
+                load_s += seconds
+                records += _answer_all(items, _engine_methods(data, db, graph, lm), targets, data.db_files[db],
+                                       args.timeout, args.out.with_suffix(".jsonl"))
     except KgsqlError as exc:
         print(f"kgsql.lab.postgis_questions: error: {exc}", file=sys.stderr)
         return 1
-    summary = _summary(args, records, load_s)
+    summary = _summary(args, dbs, records, load_s)
     print(json.dumps(summary, indent=2))
     args.out.write_text(json.dumps({"summary": summary, "records": records}, indent=1, default=str), encoding="utf-8")
     return 0

@@ -21,6 +21,11 @@ NORTHMARK_RIVERS = [("Silver River",)]
     # a tautology on the earlier table
     ("SELECT r.name FROM rivers AS r JOIN provinces AS p ON r.river_id = r.river_id WHERE p.name = 'Northmark'",
      "SELECT r.name FROM rivers AS r JOIN provinces AS p ON Intersects(r.Shape, p.Shape) = 1 WHERE p.name = 'Northmark'"),
+    # a geometry related to itself (true for every pair), on either table, with or without "= 1"
+    ("SELECT r.name FROM rivers AS r JOIN provinces AS p ON Intersects(p.Shape, p.Shape) = 1 WHERE p.name = 'Northmark'",
+     "SELECT r.name FROM rivers AS r JOIN provinces AS p ON Intersects(r.Shape, p.Shape) = 1 WHERE p.name = 'Northmark'"),
+    ("SELECT r.name FROM rivers AS r JOIN provinces AS p ON ST_Intersects(r.Shape, r.Shape) WHERE p.name = 'Northmark'",
+     "SELECT r.name FROM rivers AS r JOIN provinces AS p ON Intersects(r.Shape, p.Shape) = 1 WHERE p.name = 'Northmark'"),
     # look-alike names that match no pair of rows, either way round
     ("SELECT rivers.name FROM provinces JOIN rivers ON rivers.name = provinces.name WHERE provinces.name = 'Northmark'",
      "SELECT rivers.name FROM provinces JOIN rivers ON Intersects(rivers.Shape, provinces.Shape) = 1 "
@@ -29,6 +34,20 @@ NORTHMARK_RIVERS = [("Silver River",)]
 def test_located(geo_ctx: CheckContext, sql: str, rewritten: str) -> None:
     assert fix_join_conditions(geo_ctx, sql) == rewritten
     assert sorted(geo_ctx.execute(rewritten).rows) == NORTHMARK_RIVERS
+
+
+def test_a_distance_from_itself_measures_from_the_other_geometry(geo_ctx: CheckContext) -> None:
+    sql = ("SELECT c.name FROM cities AS c JOIN rivers AS r ON r.name = 'Silver River' "
+           "ORDER BY Distance(r.Shape, r.Shape, 1) LIMIT 1")
+    rewritten = fix_join_conditions(geo_ctx, sql)
+    assert rewritten == ("SELECT c.name FROM cities AS c JOIN rivers AS r ON r.name = 'Silver River' "
+                         "ORDER BY Distance(r.Shape, c.Location, 1) LIMIT 1")
+    nearest = geo_ctx.execute("SELECT c.name FROM cities AS c, rivers AS r WHERE r.name = 'Silver River' "
+                              "ORDER BY Distance(c.Location, r.Shape, 1) LIMIT 1")
+    assert geo_ctx.execute(rewritten).rows == nearest.rows
+    # more than one other geometry: which one is meant is not known
+    assert fix_join_conditions(geo_ctx, "SELECT Distance(r.Shape, r.Shape) FROM rivers AS r, cities AS c, "
+                                        "provinces AS p WHERE c.province_id = p.province_id") is None
 
 
 def test_a_keyed_pair_gets_its_key(geo_ctx: CheckContext) -> None:

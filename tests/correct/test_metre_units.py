@@ -27,6 +27,10 @@ def geo(example_db: Path):  # type: ignore[no-untyped-def]
      "SELECT p.name FROM provinces AS p ORDER BY Area(p.Shape, 1) DESC LIMIT 1"),
     ("SELECT Distance(a.Location, b.Location) FROM cities AS a, cities AS b WHERE a.city_id < b.city_id",
      "SELECT Distance(a.Location, b.Location, 1) FROM cities AS a CROSS JOIN cities AS b WHERE a.city_id < b.city_id"),
+    # a scalar subquery's geometry is measured as the column it selects
+    ("SELECT name FROM cities WHERE Distance(Location, (SELECT Shape FROM rivers WHERE name = 'Silver River')) < 5000",
+     "SELECT name FROM cities WHERE Distance(Location, (SELECT Shape FROM rivers WHERE name = 'Silver River'), 1) "
+     "< 5000"),
 ])
 def test_lon_lat_measures_take_the_ellipsoid_argument(geo: CheckContext, sql: str, metres: str) -> None:
     assert ellipsoid_units(geo, sql) == metres
@@ -44,6 +48,8 @@ def test_the_metre_form_runs_and_is_in_metres(geo: CheckContext) -> None:
     "SELECT GeodesicLength(Shape) FROM rivers",         # a metre function of its own
     "SELECT length_km FROM rivers",                     # no geometry
     "SELECT Distance(MakePoint(0, 0), MakePoint(1, 1))",  # not the database's geometry
+    "SELECT Distance(Location, (SELECT Shape, name FROM rivers)) FROM cities",  # not one value: not a geometry
+    "SELECT Distance(Location, (SELECT name FROM rivers LIMIT 1)) FROM cities",  # a subquery of no geometry
 ])
 def test_left_alone(geo: CheckContext, sql: str) -> None:
     assert ellipsoid_units(geo, sql) is None

@@ -97,6 +97,9 @@ def _lonlat_schema() -> DatabaseSchema:
      "FROM roads AS a, roads AS b"),
     ("SELECT name FROM roads AS a WHERE ST_DWithin(a.shape, a.shape, 500)",
      "SELECT name FROM roads AS a WHERE ST_DWithin(CAST(a.shape AS GEOGRAPHY), CAST(a.shape AS GEOGRAPHY), 500)"),
+    ("SELECT name FROM roads WHERE ST_Distance(shape, (SELECT shape FROM roads WHERE name = 'A')) < 500",
+     "SELECT name FROM roads WHERE ST_DISTANCE(CAST(shape AS GEOGRAPHY), "
+     "CAST((SELECT shape FROM roads WHERE name = 'A') AS GEOGRAPHY)) < 500"),               # a scalar subquery's
     ("SELECT name FROM roads AS a WHERE ST_DWithin(a.shape, a.shape, 0.01)", None),   # degrees, as written
     ("SELECT ST_Length(shape::geography) FROM roads", None),                          # already metres
     ("SELECT ST_Area(geom) FROM parks", None),                                        # 3857 is in metres

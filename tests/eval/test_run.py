@@ -154,6 +154,18 @@ def test_second_run_skips_done_questions(spider_dir: Path, tmp_path: Path, schem
     assert len(json.loads((out / "run.json").read_text())["sessions"]) == 3
 
 
+def test_ids_ask_only_those_questions(spider_dir: Path, tmp_path: Path, schema_graph) -> None:
+    out = tmp_path / "run"
+    lm = answering_lm()
+    run_eval(spider_args(spider_dir, out, "--ids", "3,0", "--ids", "4"), lm=lm, graph=schema_graph,
+             say=lambda s: None)
+    assert sorted(r.id for r in read_records(out / "records.jsonl")) == ["0", "3", "4"]
+    assert len(lm.calls) == 3
+    with pytest.raises(InputError, match="no questions selected"):
+        run_eval(spider_args(spider_dir, tmp_path / "none", "--ids", "nope"), lm=answering_lm(), graph=schema_graph,
+                 say=lambda s: None)
+
+
 def test_model_failures_are_not_logged_and_stop_the_run(spider_dir: Path, tmp_path: Path, schema_graph) -> None:
     from kgsql.eval.runner import RunAborted
 

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from kgsql.lab.postgis_questions import main, same_rows
+from kgsql.errors import KgsqlError
+from kgsql.lab.postgis_questions import chosen_databases, main, paired_totals, same_rows
 
 
 def test_results_compare_across_engines_to_four_significant_digits() -> None:
@@ -21,3 +23,29 @@ def test_a_missing_dataset_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     err = capsys.readouterr().err
     assert err.startswith("kgsql.lab.postgis_questions: error: ") and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "r.json").exists()
+
+
+def _split(**files: str) -> SimpleNamespace:
+    """A split as the benchmark reads it: questions of ``tourism`` and ``traffic``; the given database files."""
+    questions = [SimpleNamespace(id=f"{db}{i}", db_id=db) for db in ("tourism", "traffic") for i in (1, 2)]
+    return SimpleNamespace(questions=questions, split="dataset1", db_files={k: Path(v) for k, v in files.items()})
+
+
+def test_all_the_splits_databases_or_those_named() -> None:
+    data = _split(tourism="t.sqlite", traffic="r.sqlite")
+    assert chosen_databases("all", data) == ["tourism", "traffic"]
+    assert chosen_databases(" traffic , tourism", data) == ["traffic", "tourism"]
+    with pytest.raises(KgsqlError, match="'hotels'"):
+        chosen_databases("traffic,hotels", data)  # no questions of that name
+    with pytest.raises(KgsqlError, match="'traffic'"):
+        chosen_databases("all", _split(tourism="t.sqlite"))  # questions but no file
+
+
+def test_totals_pair_postgis_with_spatialite_per_question() -> None:
+    def record(lite: bool, pg: bool) -> dict[str, dict[str, bool]]:
+        return {"spatialite": {"correct": lite}, "postgis": {"correct": pg}}
+
+    totals = paired_totals([record(True, True), record(True, False), record(False, True), record(False, True),
+                      record(False, False)])
+    assert totals == {"questions": 5, "correct_spatialite": 2, "correct_postgis": 3, "postgis_wins": 2,
+                      "postgis_losses": 1, "mcnemar_p": 1.0}

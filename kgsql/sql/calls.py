@@ -1,0 +1,23 @@
+"""A function call's name and arguments, read one way whether sqlglot knows the function or not.
+
+sqlglot parses ``ST_Distance(a, b)`` into a named node (``StDistance``) and
+SpatiaLite's ``Distance(a, b, 1)`` into ``Anonymous``; rules that look for a
+function by name and read its arguments need both in one shape.
+"""
+from __future__ import annotations
+
+from typing import Final
+
+from sqlglot import exp
+
+__all__ = ["DISTANCES", "function_call"]
+
+#: The distance between two geometries, by SpatiaLite's and PostGIS's names (as :func:`function_call` gives them).
+DISTANCES: Final = frozenset({"distance", "st_distance"})
+
+
+def function_call(node: exp.Func) -> tuple[str, list[exp.Expression]]:
+    """(lower-case function name, its arguments in order) of any function node."""
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).lower(), list(node.expressions)
+    return node.sql_name().lower(), [v for v in node.args.values() if isinstance(v, exp.Expression)]
