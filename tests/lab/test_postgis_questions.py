@@ -1,6 +1,7 @@
 """The PostGIS question benchmark's scoring and its bad input (the model run itself is a benchmark)."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -49,3 +50,22 @@ def test_totals_pair_postgis_with_spatialite_per_question() -> None:
                       record(False, False)])
     assert totals == {"questions": 5, "correct_spatialite": 2, "correct_postgis": 3, "postgis_wins": 2,
                       "postgis_losses": 1, "mcnemar_p": 1.0}
+
+
+def test_the_postgis_copy_gets_the_descriptions_beside_the_file(pg_cluster, schema_graph, example_db: Path,
+                                                                 tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The copy is described as the file is (as a user passes --descriptions), so the two engines' prompts
+    carry the same knowledge: without it PostGIS answered 10 of 100 against SpatiaLite's 25 (session 22)."""
+    from kgsql.lab.postgis_questions import _load_and_ingest
+
+    folder = tmp_path / "geo"
+    (folder / "database_description").mkdir(parents=True)
+    shutil.copy(example_db, folder / "geo.sqlite")
+    (folder / "database_description" / "rivers.csv").write_text(
+        "original_column_name,column_name,column_description,data_format,value_description\n"
+        "name,name,the river's name as the map labels it,TEXT,\n", encoding="utf-8")
+    targets, _ = _load_and_ingest(schema_graph, pg_cluster, "geo_described", folder / "geo.sqlite", profiles=False)
+    for engine, name, _db in targets:
+        rivers = schema_graph.table(name, "rivers")
+        described = {c.name.lower(): c.description for c in rivers.columns}
+        assert described["name"] == "the river's name as the map labels it", engine
