@@ -18,20 +18,13 @@ from kgsql.correct.context import CheckContext
 from kgsql.correct.repair import Scope, qualify_all, rewrite_selects
 from kgsql.correct.spatial_joins import located_condition
 from kgsql.correct.values import value_exists
+from kgsql.db.engines.base import is_text_type
 from kgsql.errors import KgsqlError
 from kgsql.schema.model import Column, Table
 from kgsql.schema.spatial_pairs import geometry_column
 from kgsql.sql.dialects import sqlglot_name
 
 __all__ = ["locate_values"]
-
-_TEXT_TYPES = ("char", "text", "clob", "string")
-
-
-def _is_text(column: Column) -> bool:
-    kind = column.type.lower()
-    return column.spatial is None and (not kind or any(t in kind for t in _TEXT_TYPES))
-
 
 def _holds(ctx: CheckContext, table: Table, column: str, text: str) -> bool:
     try:
@@ -43,7 +36,7 @@ def _holds(ctx: CheckContext, table: Table, column: str, text: str) -> bool:
 def _holders(ctx: CheckContext, text: str, besides: Table) -> list[tuple[Table, Column]]:
     """Every (geometry table, text column) other than ``besides`` that holds ``text``."""
     return [(t, c) for t in ctx.schema.tables if t is not besides and geometry_column(t) is not None
-            for c in t.columns if _is_text(c) and _holds(ctx, t, c.name, text)]
+            for c in t.columns if c.spatial is None and is_text_type(c.type) and _holds(ctx, t, c.name, text)]
 
 
 def _comparisons(scope: Scope) -> list[tuple[exp.EQ, exp.Column, exp.Literal, str]]:
