@@ -67,6 +67,7 @@ class SchemaGraph:
         *,
         name: str | None = None,
         descriptions: str | os.PathLike[str] | None = None,
+        regions: str | os.PathLike[str] | None = None,
         profile: str | os.PathLike[str] | None = None,
         force: bool = False,
         discover_joins: str = "auto",
@@ -74,12 +75,14 @@ class SchemaGraph:
     ) -> IngestReport:
         """Ingest a SQLite file or folder; unchanged databases are left as they are.
         ``discover_joins``: auto | on | off (joins found in the data, ``kgsql.ingest.discover``);
-        ``shipped_profiles``: False uses no profile shipped with kgsql."""
+        ``shipped_profiles``: False uses no profile shipped with kgsql; ``regions``: a ``<db>.table.csv``
+        of region descriptions (found beside a file by itself; a PostgreSQL database needs it given)."""
         return ingest(
             self.store,
             source,
             name=name,
             descriptions_dir=Path(descriptions) if descriptions else None,
+            region_csv=Path(regions) if regions else None,
             profile_path=Path(profile) if profile else None,
             force=force,
             discover_joins=discover_joins,

@@ -65,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replace a database of another engine that has the same name in the graph "
                    "(without it such an ingest is refused; the same engine's database is always updated)")
     p.add_argument("--descriptions", type=Path, help="folder of BIRD-style <table>.csv column descriptions")
+    p.add_argument("--regions", type=Path, help="CSV of tables' geographic descriptions (name,description_EN,"
+                   "description_CN; read beside a file as <db>.table.csv, so a PostgreSQL database needs it here)")
     p.add_argument("--profile", type=Path, help="YAML ingestion profile (see profiles/README.md)")
     p.add_argument("--no-shipped-profiles", action="store_true",
                    help="use no profile shipped with kgsql (the database and the files beside it only)")
@@ -116,7 +118,7 @@ def _sources(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[
     sources: list[Path | str] = list(args.source)
     if len(sources) > 1:
         for option, given in (("--name", args.name), ("--descriptions", args.descriptions),
-                              ("--profile", args.profile), ("--password-env", args.password_env),
+                              ("--regions", args.regions), ("--profile", args.profile), ("--password-env", args.password_env),
                               ("--password-file", args.password_file)):
             if given is not None:
                 parser.error(f"{option} applies to one database; give one SOURCE with it")
@@ -170,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
                 source,
                 name=args.name,
                 descriptions_dir=args.descriptions,
+                region_csv=args.regions,
                 profile_path=args.profile,
                 sample_rows=args.sample_rows,
                 progress=progress,

@@ -2,7 +2,8 @@
 
 Sources, in increasing precedence: files found next to the database (BIRD's
 ``database_description/*.csv``, the spatial dataset's ``<db>.table.csv`` region
-descriptions), an explicit ``--descriptions`` folder, and a YAML profile
+descriptions), an explicit ``--descriptions`` folder or ``--regions`` file (what a
+PostgreSQL database, which has no folder beside it, is given), and a YAML profile
 (explicit, or ``<db>.yaml`` among the shipped profiles in ``kgsql.profiles``).
 A shipped profile is used only when the tables and columns it names exist in
 the database; otherwise it is skipped with a one-line warning (Spider's
@@ -37,6 +38,7 @@ def enrich(
     db_path: Path | None,
     *,
     descriptions_dir: Path | None = None,
+    region_csv: Path | None = None,
     profile_path: Path | None = None,
     use_shipped_profiles: bool = True,
     warn: Callable[[str], None] | None = None,
@@ -47,13 +49,14 @@ def enrich(
     ``warn`` receives one line per skipped shipped profile (default: the
     ``kgsql.ingest`` logger). ``source_name`` is the database's own name
     (default: the file stem; a PostgreSQL database's name), under which a
-    shipped profile is also looked up when ``schema`` was renamed.
+    shipped profile is also looked up when ``schema`` was renamed. ``region_csv``:
+    a ``<db>.table.csv`` of region descriptions given explicitly (default: the one beside the file).
     """
     source_name = source_name or (db_path.stem if db_path is not None else None)
     from kgsql.ingest.profile_apply import find_bundled_profile, profile_mismatch
 
     desc_dir = descriptions_dir or (sibling_descriptions_dir(db_path) if db_path else None)
-    region_csv = sibling_region_csv(db_path) if db_path else None
+    region_csv = region_csv or (sibling_region_csv(db_path) if db_path else None)
     renamed = shipped = False
     if profile_path is None and use_shipped_profiles:
         profile_path = find_bundled_profile(schema.name)

@@ -91,6 +91,7 @@ def read_sources(
     *,
     name: str | None = None,
     descriptions_dir: Path | None = None,
+    region_csv: Path | None = None,
     profile_path: Path | None = None,
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     progress: bool = False,
@@ -108,6 +109,7 @@ def read_sources(
     the data (``kgsql.ingest.discover``); auto where the declared keys are too few
     to connect the tables. ``shipped_profiles``: False reads the database and the files beside it
     only, never a profile shipped with kgsql (what a user's own database gets; issue 29).
+    ``region_csv``: a ``<db>.table.csv`` of region descriptions for the one database (``--regions``).
     """
     if sample_rows < 1:
         raise InputError(f"sample_rows must be a positive number of rows, not {sample_rows}")
@@ -117,8 +119,9 @@ def read_sources(
     paths: list[Path] | list[Target] = [root] if isinstance(root, Target) else require_databases(root)  # type: ignore[list-item]
     if name and len(paths) > 1:
         raise InputError(f"--name applies to one database but {root} holds {len(paths)}")
-    if profile_path is not None and len(paths) > 1:
-        raise InputError(f"--profile applies to one database but {root} holds {len(paths)}")
+    for option, given in (("--profile", profile_path), ("--regions", region_csv)):
+        if given is not None and len(paths) > 1:
+            raise InputError(f"{option} applies to one database but {root} holds {len(paths)}")
     schemas: list[DatabaseSchema] = []
     seen: dict[str, Target] = {}
     warn = report.warnings.append if report is not None else None
@@ -126,7 +129,8 @@ def read_sources(
         target = path if isinstance(path, Target) else parse_target(path)
         try:
             schema = read_database(target, name, sample_rows=sample_rows)
-            enriched = enrich(schema, target.path, descriptions_dir=descriptions_dir, profile_path=profile_path,
+            enriched = enrich(schema, target.path, descriptions_dir=descriptions_dir, region_csv=region_csv,
+                              profile_path=profile_path,
                               warn=warn, source_name=target.name, use_shipped_profiles=shipped_profiles)
             found = add_discovered_joins(enriched, target.path if target.engine_class.in_process else target.url,
                                          discover_joins)
@@ -153,6 +157,7 @@ def ingest(
     *,
     name: str | None = None,
     descriptions_dir: Path | None = None,
+    region_csv: Path | None = None,
     profile_path: Path | None = None,
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     force: bool = False,
@@ -175,6 +180,7 @@ def ingest(
         source,
         name=name,
         descriptions_dir=descriptions_dir,
+        region_csv=region_csv,
         profile_path=profile_path,
         sample_rows=sample_rows,
         progress=progress,

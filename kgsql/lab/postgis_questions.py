@@ -85,7 +85,7 @@ def _load_and_ingest(graph: Any, cluster: Any, db: str, sqlite_file: Path, *,
                      profiles: bool) -> tuple[tuple[tuple[str, str, str], ...], float]:
     """Copy ``db`` into a new PostGIS database and ingest both copies: the (engine, graph name, database)
     targets, the PostGIS one a SELECT-only role's URL, and the copy's seconds."""
-    from kgsql.ingest.knowledge import sibling_descriptions_dir
+    from kgsql.ingest.knowledge import sibling_descriptions_dir, sibling_region_csv
     from kgsql.lab.load_engine import load
 
     t0 = time.perf_counter()
@@ -95,9 +95,10 @@ def _load_and_ingest(graph: Any, cluster: Any, db: str, sqlite_file: Path, *,
     lite_name, pg_name = f"pgq_{db}_spatialite", f"pgq_{db}_postgis"
     # with profiles, both get the database's shipped one by their source's name (rewritten for PostGIS there)
     graph.ingest(sqlite_file, name=lite_name, force=True, shipped_profiles=profiles)
-    # the column descriptions found beside the file, given to the copy as a user gives them (--descriptions)
-    described = sibling_descriptions_dir(sqlite_file)
-    report = graph.ingest(reader_url, name=pg_name, force=True, shipped_profiles=profiles, descriptions=described)
+    # the column and region descriptions found beside the file, given to the copy as a user gives them
+    # (--descriptions, --regions)
+    report = graph.ingest(reader_url, name=pg_name, force=True, shipped_profiles=profiles,
+                          descriptions=sibling_descriptions_dir(sqlite_file), regions=sibling_region_csv(sqlite_file))
     for line in report.warnings:
         print(f"warning: {line}", file=sys.stderr)
     return (("spatialite", lite_name, str(sqlite_file)), ("postgis", pg_name, reader_url)), load_s

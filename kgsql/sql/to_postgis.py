@@ -39,6 +39,7 @@ _RENAMES: Final[dict[str, str]] = {
     "transform": "ST_Transform", "azimuth": "ST_Azimuth", "pointonsurface": "ST_PointOnSurface",
     "mbrintersects": "ST_Intersects", "mbrwithin": "ST_Within", "mbrcontains": "ST_Contains",
     "closestpoint": "ST_ClosestPoint", "collect": "ST_Collect",
+    "mbrminx": "ST_XMin", "mbrmaxx": "ST_XMax", "mbrminy": "ST_YMin", "mbrmaxy": "ST_YMax",
 }
 
 
@@ -68,7 +69,7 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
             return _call(target, args)
     if name == "ptdistwithin" and len(args) >= 3:  # PtDistWithin(a, b, metres[, 1]) on lon/lat data
         return _call("ST_DWithin", [_geography(args[0]), _geography(args[1]), args[2]])
-    if name in _RENAMES and isinstance(node, exp.Anonymous):
+    if name in _RENAMES:  # sqlglot reads some as its own functions (CONTAINS), the rest as anonymous
         return _call(_RENAMES[name], args)
     return node
 

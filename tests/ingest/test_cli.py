@@ -65,6 +65,22 @@ def test_several_sources_in_one_ingest(cli_env, make_sqlite, tmp_path, unique_na
     assert "two sources give the database name" in same
 
 
+def test_regions_file_describes_the_tables(cli_env, make_sqlite, tmp_path, unique_name, schema_graph):
+    """``--regions`` gives a database the geographic descriptions a spatial file finds beside it
+    (``<db>.table.csv``); a PostgreSQL database has no folder, so this is its only way (issue 29)."""
+    db = unique_name("regions")
+    path = make_sqlite(db, "CREATE TABLE roads (id INTEGER PRIMARY KEY, name TEXT);")
+    regions = tmp_path / "anything.csv"
+    regions.write_text("name,description_EN,description_CN\nroads,Roads of Nanjing,南京市道路\n", encoding="utf-8")
+    proc = run_ingest([str(path), "--name", db, "--regions", str(regions), "--json"], cli_env)
+    assert proc.returncode == 0, proc.stderr
+    assert schema_graph.table(db, "roads").geo_description == "Roads of Nanjing"
+    missing = one_error_line(run_ingest([str(path), "--name", db, "--regions", str(tmp_path / "none.csv")], cli_env))
+    assert "none.csv" in missing and "cannot read" in missing
+    two = one_error_line(run_ingest([str(path), str(path), "--regions", str(regions)], cli_env))
+    assert "--regions applies to one database" in two
+
+
 def one_error_line(proc: subprocess.CompletedProcess) -> str:
     assert proc.returncode != 0
     lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]

@@ -54,8 +54,9 @@ def test_totals_pair_postgis_with_spatialite_per_question() -> None:
 
 def test_the_postgis_copy_gets_the_descriptions_beside_the_file(pg_cluster, schema_graph, example_db: Path,
                                                                  tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """The copy is described as the file is (as a user passes --descriptions), so the two engines' prompts
-    carry the same knowledge: without it PostGIS answered 10 of 100 against SpatiaLite's 25 (session 22)."""
+    """The copy is described as the file is (as a user passes --descriptions and --regions), so the two
+    engines' prompts carry the same knowledge: without it PostGIS answered 10 of 100 against SpatiaLite's
+    25 (session 22)."""
     from kgsql.lab.postgis_questions import _load_and_ingest
 
     folder = tmp_path / "geo"
@@ -64,8 +65,11 @@ def test_the_postgis_copy_gets_the_descriptions_beside_the_file(pg_cluster, sche
     (folder / "database_description" / "rivers.csv").write_text(
         "original_column_name,column_name,column_description,data_format,value_description\n"
         "name,name,the river's name as the map labels it,TEXT,\n", encoding="utf-8")
+    (folder / "geo.table.csv").write_text("name,description_EN\nrivers,Rivers of the example region\n",
+                                          encoding="utf-8")
     targets, _ = _load_and_ingest(schema_graph, pg_cluster, "geo_described", folder / "geo.sqlite", profiles=False)
     for engine, name, _db in targets:
         rivers = schema_graph.table(name, "rivers")
         described = {c.name.lower(): c.description for c in rivers.columns}
         assert described["name"] == "the river's name as the map labels it", engine
+        assert rivers.geo_description == "Rivers of the example region", engine
