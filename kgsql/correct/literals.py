@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
 from kgsql.correct.repair import rewrite_tree
-from kgsql.correct.values import literal_comparisons, quote_identifier, quote_text, value_exists
+from kgsql.correct.values import literal_comparisons, quote_identifier, quote_table, quote_text, value_exists
 from kgsql.db.guard import execute_query
 from kgsql.errors import KgsqlError
 
@@ -31,7 +31,7 @@ def _stored_spelling(conn: object, table: str, column: str, text: str) -> str | 
     written, or if there are none or several."""
     if value_exists(conn, table, column, text, timeout_s=PROBE_TIMEOUT_S):
         return None
-    t, c = quote_identifier(table), quote_identifier(column)
+    t, c = quote_table(conn, table), quote_identifier(column)
     folded = (f"SELECT DISTINCT {c} FROM {t} WHERE lower(trim({c})) = {quote_text(text.strip().lower())} "
               f"LIMIT 2")
     rows = execute_query(conn, folded, timeout_s=PROBE_TIMEOUT_S, max_rows=2).rows

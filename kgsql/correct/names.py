@@ -18,7 +18,7 @@ from sqlglot import exp
 from kgsql.correct.context import CheckContext, ErrorRule
 from kgsql.correct.tip import Tip, quoted, unique
 from kgsql.schema.model import DatabaseSchema
-from kgsql.sql.names import Problem, SchemaNames, analyse
+from kgsql.sql.names import Problem, SchemaNames, analyse, graph_name
 
 __all__ = ["AMBIGUOUS_TIP", "COLUMN_TIP", "ON_ERROR", "TABLE_TIP", "precheck", "problem_tips", "static_tips"]
 
@@ -183,7 +183,7 @@ def _fallback_table(qualifier: str, tree: exp.Expression | None) -> str | None:
     by_alias: dict[str, str] = {}
     for t in tree.find_all(exp.Table):
         if isinstance(t.this, exp.Identifier):
-            by_alias.setdefault((t.alias or t.name).lower(), t.name)
+            by_alias.setdefault((t.alias or t.name).lower(), graph_name(t))
     if qualifier:
         return by_alias.get(qualifier.lower(), qualifier)
     tables = list(dict.fromkeys(by_alias.values()))

@@ -32,6 +32,7 @@ from kgsql.correct.context import CheckContext
 from kgsql.schema.joins import FKGraph, fk_graph, path_to
 from kgsql.sql.dialects import sqlglot_name
 from kgsql.schema.model import DatabaseSchema, Table
+from kgsql.sql.names import schema_table
 
 
 class Scope:
@@ -50,7 +51,7 @@ class Scope:
             if not isinstance(item, exp.Table) or not isinstance(item.this, exp.Identifier):
                 self.ok = False
                 return
-            table = tables.get(item.name.lower())
+            table = schema_table(item, tables)
             if table is None:
                 self.ok = False
                 return
@@ -67,11 +68,13 @@ class Scope:
         return self.alias_of[table.lower()]
 
     def fresh_alias(self, table: str) -> str:
-        """``table`` itself when no FROM item is called so, else ``table_2``, ``table_3``..."""
-        alias, n = table, 1
+        """``table`` itself when no FROM item is called so, else ``table_2``, ``table_3``... (``hr.staff``:
+        ``staff``, as a qualified name is no alias)."""
+        base = table.rpartition(".")[2]
+        alias, n = base, 1
         while alias.lower() in self.by_alias:
             n += 1
-            alias = f"{table}_{n}"
+            alias = f"{base}_{n}"
         return alias
 
     def add_join(self, table: Table, alias: str, on: exp.Expression) -> None:

@@ -43,7 +43,7 @@ from kgsql.schema.geometry_units import measure
 from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.schema.spatial_pairs import geometry_column, pairing
 from kgsql.sql.dialects import spatial_forms, sqlglot_name
-from kgsql.sql.names import parse_sql
+from kgsql.sql.names import parse_sql, schema_table
 
 __all__ = ["located_condition", "located_partners", "repair_spatial_joins"]
 
@@ -71,7 +71,8 @@ def _outer_has(select: exp.Select, column: str, schema: DatabaseSchema) -> bool:
     outer = select.parent
     while outer is not None:
         if isinstance(outer, exp.Select) and any(
-                has_column(tables[t.name.lower()], column) for t in outer.find_all(exp.Table) if t.name.lower() in tables):
+                has_column(found, column) for t in outer.find_all(exp.Table)
+                if (found := schema_table(t, tables)) is not None):
             return True
         outer = outer.parent
     return False

@@ -16,16 +16,24 @@ from sqlglot import exp
 from kgsql.correct.context import CheckContext, EmptyRule
 from kgsql.correct.tip import Tip
 from kgsql.db.guard import QueryResult, execute_query
+from kgsql.db.target import engine_class
 from kgsql.errors import KgsqlError
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.names import SchemaNames, SourceCache, resolve, scopes
 
-__all__ = ["ON_EMPTY", "check_values", "literal_comparisons", "quote_identifier", "quote_text", "value_exists",
+__all__ = ["ON_EMPTY", "check_values", "literal_comparisons", "quote_identifier", "quote_table", "quote_text",
+           "value_exists",
            "value_tips"]
 
 
 def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def quote_table(conn: Any, table: str) -> str:
+    """``table`` of the schema graph quoted for the engine ``conn`` reaches (a PostgreSQL table outside the
+    search path is ``schema.table``)."""
+    return engine_class(conn).quote_table(table)
 
 
 def quote_text(value: str) -> str:
@@ -60,7 +68,7 @@ def literal_comparisons(tree: exp.Expression, names: SchemaNames) -> list[tuple[
 
 def value_exists(conn: Any, table: str, column: str, text: str, *, op: str = "=", timeout_s: float = 2.0) -> bool:
     """Does ``table.column`` hold a value ``op`` ``text`` (one-row probe through the guard)?"""
-    probe = f"SELECT 1 FROM {quote_identifier(table)} WHERE {quote_identifier(column)} {op} {quote_text(text)} LIMIT 1"
+    probe = f"SELECT 1 FROM {quote_table(conn, table)} WHERE {quote_identifier(column)} {op} {quote_text(text)} LIMIT 1"
     return bool(execute_query(conn, probe, timeout_s=timeout_s, max_rows=1).rows)
 
 
@@ -150,7 +158,7 @@ def _similar_values(conn: Any, table: str, column: str, text: str, op: str, valu
             pass
     c = quote_identifier(column)
     text_only = f"typeof({c}) = 'text'" if not isinstance(conn, str) else f"{c} IS NOT NULL"  # str: an engine's URL
-    sql = f"SELECT DISTINCT {c} FROM {quote_identifier(table)} WHERE {text_only} LIMIT 2000"
+    sql = f"SELECT DISTINCT {c} FROM {quote_table(conn, table)} WHERE {text_only} LIMIT 2000"
     values = [str(r[0]) for r in execute_query(conn, sql, timeout_s=timeout_s, max_rows=2000).rows]
     low = needle.lower()
     same = [v for v in values if v.lower() == low]

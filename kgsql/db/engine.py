@@ -145,6 +145,16 @@ class Engine:
         return identifier if cls.plain_identifier.match(identifier) else cls.quote(identifier)
 
     @classmethod
+    def quote_table(cls, name: str) -> str:
+        """A table of this engine's schema graph, quoted for SQL (one identifier, where tables have no schema)."""
+        return cls.quote(name)
+
+    @classmethod
+    def table_ref(cls, name: str) -> str:
+        """A table of this engine's schema graph as written in SQL: bare when plain, quoted otherwise."""
+        return cls.ref(name)
+
+    @classmethod
     def classify_error(cls, message: str) -> tuple[ErrorKind, str | None]:
         """The kind of one of the engine's error messages, and the name it mentions."""
         return classify_message(message.strip(), cls.error_patterns)

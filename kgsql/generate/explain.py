@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey
 from kgsql.sql.dialects import dialect_of, sqlglot_name
-from kgsql.sql.names import SchemaNames, parse_sql, resolved_columns, scopes
+from kgsql.sql.names import SchemaNames, parse_sql, resolved_columns, schema_table, scopes
 
 __all__ = ["Explanation", "JoinStep", "FilterStep", "ValueProbe", "explain_sql", "edge_between"]
 
@@ -159,7 +159,7 @@ class _Reader:
     def _tables(self) -> None:
         seen: list[str] = []
         for node in self.tree.find_all(exp.Table):
-            table = self.names.tables.get(node.name.lower())
+            table = schema_table(node, self.names.tables)
             if table is not None and table.name not in seen:
                 seen.append(table.name)
                 about = _short(table.description)

@@ -66,13 +66,19 @@ def quote_column(name: str) -> str:
 
 
 def table_ref(name: str) -> str:
-    """A table or column name as written in SQL: bare when plain, quoted otherwise.
+    """A table's name as written in SQL: bare when plain, quoted otherwise.
 
     Each engine says what is plain and how it quotes (``Engine.ref``): SQLite
     backticks (which SQLite accepts and BIRD's own SQL uses); PostgreSQL folds
-    bare names to lower case, so any other name is double-quoted there; DuckDB
-    matches bare names case-insensitively.
+    bare names to lower case, so any other name is double-quoted there, and
+    writes a table outside the search path with its schema (``hr.staff``);
+    DuckDB matches bare names case-insensitively.
     """
+    return _quoting().table_ref(name)
+
+
+def column_ref(name: str) -> str:
+    """A column's name as written in SQL: bare when plain, quoted otherwise (:func:`table_ref`)."""
     return _quoting().ref(name)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from sqlglot.errors import SqlglotError
 
 from kgsql.correct.context import CheckContext
-from kgsql.correct.values import quote_identifier, quote_text
+from kgsql.correct.values import quote_identifier, quote_table, quote_text
 from kgsql.db.guard import execute_query
 from kgsql.errors import KgsqlError
 from kgsql.generate.explain import ValueProbe, explain_sql
@@ -25,10 +25,11 @@ __all__ = ["review", "value_probe"]
 def value_probe(ctx: CheckContext) -> ValueProbe:
     """A probe that asks the database whether ``table.column`` holds ``text`` (one row at most, read-only)."""
     def probe(table: str, column: str, text: str) -> str | None:
-        sql = (f"SELECT {quote_identifier(column)} FROM {quote_identifier(table)} "
+        conn = ctx.connection()
+        sql = (f"SELECT {quote_identifier(column)} FROM {quote_table(conn, table)} "
                f"WHERE {quote_identifier(column)} = {quote_text(text)} LIMIT 1")
         try:
-            rows = execute_query(ctx.connection(), sql, timeout_s=2.0, max_rows=1).rows
+            rows = execute_query(conn, sql, timeout_s=2.0, max_rows=1).rows
         except (KgsqlError, OSError, ValueError):
             return None
         return str(rows[0][0]) if rows else None

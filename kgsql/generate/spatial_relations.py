@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kgsql.errors import UnknownNameError
-from kgsql.generate.render import table_ref
+from kgsql.generate.render import column_ref, table_ref
 from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.schema.spatial_pairs import pairing
 from kgsql.sql.dialects import spatial_forms
@@ -40,7 +40,7 @@ class SpatialRelation:
 
 
 def _ref(table: Table, column: Column) -> str:
-    return f"{table_ref(table.name)}.{table_ref(column.name)}"
+    return f"{table_ref(table.name)}.{column_ref(column.name)}"
 
 
 def spatial_relation(a: Table, b: Table, dialect: str = "sqlite") -> SpatialRelation | None:

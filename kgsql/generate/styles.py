@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Callable
 
-from kgsql.generate.render import RenderOptions, render_kg_schema, table_ref
+from kgsql.generate.render import RenderOptions, column_ref, render_kg_schema, table_ref
 from kgsql.generate.rows import DEFAULT_MAX_CHARS, render_rows, sample_rows
 from kgsql.registry import Registry
 from kgsql.schema.geometry_units import measure_note
@@ -147,7 +147,7 @@ def spider_type(declared: str) -> str:
 
 
 def _table_column(schema: DatabaseSchema, table: Table) -> str:
-    return f"# {table_ref(table.name)}({', '.join(table_ref(c.name) for c in table.columns)})"
+    return f"# {table_ref(table.name)}({', '.join(column_ref(c.name) for c in table.columns)})"
 
 
 def _fks(schema: DatabaseSchema, table: Table) -> list:  # type: ignore[type-arg]
@@ -161,20 +161,20 @@ def _create(keys: str) -> TableRenderer:
         fks = _fks(schema, table)
         for col in table.columns:
             kind = col.spatial.geometry_type.lower() if col.spatial is not None else spider_type(col.type)
-            line = f"    {table_ref(col.name)} {kind}"
+            line = f"    {column_ref(col.name)} {kind}"
             if keys == "eoc":
                 if col.is_primary_key:
                     line += " primary key"
                 for fk in fks:
                     if fk.column == col.name:
-                        line += f" references {table_ref(fk.ref_table)}({table_ref(fk.ref_column)})"
+                        line += f" references {table_ref(fk.ref_table)}({column_ref(fk.ref_column)})"
             lines.append(line)
         if keys == "eot":
             if table.primary_key:
-                lines.append(f"    primary key ({', '.join(table_ref(c) for c in table.primary_key)})")
+                lines.append(f"    primary key ({', '.join(column_ref(c) for c in table.primary_key)})")
             for fk in fks:
-                lines.append(f"    foreign key ({table_ref(fk.column)}) references "
-                             f"{table_ref(fk.ref_table)}({table_ref(fk.ref_column)})")
+                lines.append(f"    foreign key ({column_ref(fk.column)}) references "
+                             f"{table_ref(fk.ref_table)}({column_ref(fk.ref_column)})")
         return f"create table {table_ref(table.name)} (\n" + ",\n".join(lines) + "\n)"
 
     return render
@@ -186,15 +186,15 @@ def _create(keys: str) -> TableRenderer:
 def _code(schema: DatabaseSchema, table: Table) -> str:
     lines = []
     for col in table.columns:
-        line = f"  {table_ref(col.name)} {col.type}".rstrip()
+        line = f"  {column_ref(col.name)} {col.type}".rstrip()
         if col.not_null and not col.is_primary_key:
             line += " NOT NULL"
         lines.append(line)
     if table.primary_key:
-        lines.append(f"  PRIMARY KEY ({', '.join(table_ref(c) for c in table.primary_key)})")
+        lines.append(f"  PRIMARY KEY ({', '.join(column_ref(c) for c in table.primary_key)})")
     for fk in _fks(schema, table):
-        lines.append(f"  FOREIGN KEY ({table_ref(fk.column)}) REFERENCES "
-                     f"{table_ref(fk.ref_table)}({table_ref(fk.ref_column)})")
+        lines.append(f"  FOREIGN KEY ({column_ref(fk.column)}) REFERENCES "
+                     f"{table_ref(fk.ref_table)}({column_ref(fk.ref_column)})")
     return f"CREATE TABLE {table_ref(table.name)} (\n" + ",\n".join(lines) + "\n);"
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from kgsql.db.connect import Connection
+from kgsql.db.engine import engine_named
 from kgsql.ingest.reader import quote_identifier
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
 
@@ -150,10 +151,10 @@ def name_score(column: str, ref_table: str, ref_column: str, *, ref_is_key: bool
     return 0.0
 
 
-def _distinct(conn: Connection, table: str, column: str, limit: int) -> tuple[set[str], bool]:
+def _distinct(conn: Connection, table_sql: str, column: str, limit: int) -> tuple[set[str], bool]:
     """Up to ``limit`` distinct non-null values (as canonical text) and whether that is all of them."""
     col = quote_identifier(column)
-    q = f"SELECT DISTINCT {col} FROM {quote_identifier(table)} WHERE {col} IS NOT NULL LIMIT {limit + 1}"
+    q = f"SELECT DISTINCT {col} FROM {table_sql} WHERE {col} IS NOT NULL LIMIT {limit + 1}"
     try:
         rows = conn.execute(q).fetchall()
     except Exception:  # noqa: BLE001 - an unreadable column is just not a candidate
@@ -170,11 +171,11 @@ def _canonical(value: Any) -> str:
     return str(value).strip() if isinstance(value, str) else str(value)
 
 
-def _row_count(conn: Connection, table: Table) -> int:
+def _row_count(conn: Connection, table: Table, table_sql: str) -> int:
     if table.row_count is not None:
         return table.row_count
     try:
-        return int(conn.execute(f"SELECT count(*) FROM {quote_identifier(table.name)}").fetchone()[0])
+        return int(conn.execute(f"SELECT count(*) FROM {table_sql}").fetchone()[0])
     except Exception:  # noqa: BLE001
         return 0
 
@@ -192,7 +193,8 @@ class _Discovery:
         self.schema = schema
         self.max_values = max_values
         self.min_coverage = min_coverage
-        self.rows = {t.name: _row_count(conn, t) for t in schema.tables}
+        self.table_sql = engine_named(schema.dialect).quote_table  # a PostgreSQL schema.table is two names
+        self.rows = {t.name: _row_count(conn, t, self.table_sql(t.name)) for t in schema.tables}
         self.keys = {t.name: _single_pk(t) for t in schema.tables}  # each table's one-column primary key
         self._values: dict[tuple[str, str, int], tuple[set[str], bool]] = {}
 
@@ -201,7 +203,7 @@ class _Discovery:
         limit = self.max_values * TARGET_FACTOR if deep else self.max_values
         key = (t.name, c.name, limit)
         if key not in self._values:
-            self._values[key] = _distinct(self.conn, t.name, c.name, limit) if self.rows[t.name] else (set(), True)
+            self._values[key] = _distinct(self.conn, self.table_sql(t.name), c.name, limit) if self.rows[t.name] else (set(), True)
         return self._values[key]
 
     def coverage(self, t: Table, c: Column, rt: Table, rc: Column) -> float | None:
@@ -223,7 +225,7 @@ class _Discovery:
                     out.append((t, c, True))
                 elif self.rows[t.name] >= 2 and not c.is_primary_key:
                     got, complete = self.values(t, c, deep=True)
-                    if complete and len(got) == self.rows[t.name] and _not_null(self.conn, t, c):
+                    if complete and len(got) == self.rows[t.name] and _not_null(self.conn, self.table_sql(t.name), c):
                         out.append((t, c, False))
         return out
 
@@ -281,7 +283,7 @@ class _Discovery:
 
         def tuples(table: Table, columns: list[Column], limit: int) -> set[tuple[str, ...]]:
             names = ", ".join(quote_identifier(c.name) for c in columns)
-            q = f"SELECT DISTINCT {names} FROM {quote_identifier(table.name)} LIMIT {limit}"
+            q = f"SELECT DISTINCT {names} FROM {self.table_sql(table.name)} LIMIT {limit}"
             try:
                 return {tuple(_canonical(v) for v in r) for r in self.conn.execute(q).fetchall()}
             except Exception:  # noqa: BLE001
@@ -343,8 +345,8 @@ def _to_roots(d: _Discovery, joins: list[DiscoveredJoin]) -> list[DiscoveredJoin
     return out
 
 
-def _not_null(conn: Connection, t: Table, c: Column) -> bool:
-    q = f"SELECT 1 FROM {quote_identifier(t.name)} WHERE {quote_identifier(c.name)} IS NULL LIMIT 1"
+def _not_null(conn: Connection, table_sql: str, c: Column) -> bool:
+    q = f"SELECT 1 FROM {table_sql} WHERE {quote_identifier(c.name)} IS NULL LIMIT 1"
     try:
         return conn.execute(q).fetchone() is None
     except Exception:  # noqa: BLE001

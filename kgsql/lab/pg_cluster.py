@@ -155,16 +155,19 @@ class TempCluster:
             self.sql("CREATE EXTENSION postgis", database=name)
         return self.url(name)
 
-    def create_reader(self, database: str, user: str = "kg_reader", password: str | None = None) -> str:
-        """A login role that may only read ``database``'s tables (docs/engines.md's recipe); its URL."""
+    def create_reader(self, database: str, user: str = "kg_reader", password: str | None = None,
+                      schemas: tuple[str, ...] = ("public",)) -> str:
+        """A login role that may only read the tables of ``database``'s ``schemas`` (docs/engines.md's
+        recipe); its URL."""
         password = password or secrets.token_urlsafe(12)
         self.sql(f"DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{user}') THEN "
                  f"CREATE ROLE {user} LOGIN PASSWORD '{password}'; ELSE ALTER ROLE {user} PASSWORD '{password}'; "
                  f"END IF; END $$")
-        self.sql(f'GRANT CONNECT ON DATABASE "{database}" TO {user}',
-                 f"GRANT USAGE ON SCHEMA public TO {user}",
-                 f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {user}",
-                 f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO {user}",
+        grants = [statement for schema in schemas for statement in (
+            f'GRANT USAGE ON SCHEMA "{schema}" TO {user}',
+            f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema}" TO {user}',
+            f'ALTER DEFAULT PRIVILEGES IN SCHEMA "{schema}" GRANT SELECT ON TABLES TO {user}')]
+        self.sql(f'GRANT CONNECT ON DATABASE "{database}" TO {user}', *grants,
                  f"ALTER ROLE {user} SET default_transaction_read_only = on", database=database)
         return self.url(database, user, password)
 

@@ -18,7 +18,7 @@ import sqlglot
 from sqlglot import exp
 
 from kgsql.schema.model import DatabaseSchema
-from kgsql.sql.names import SchemaNames, SourceCache, columns_of, output_names, resolve, scopes
+from kgsql.sql.names import SchemaNames, SourceCache, columns_of, output_names, resolve, schema_table, scopes
 
 
 @dataclass
@@ -52,7 +52,7 @@ def gold_schema(sql: str, schema: DatabaseSchema, *, dialect: str = "sqlite") ->
     quoted = {c.name for c in tree.find_all(exp.Column)
               if not c.table and c.this is not None and c.this.args.get("quoted")}
     for t in tree.find_all(exp.Table):
-        real = names.tables.get(t.name.lower())
+        real = schema_table(t, names.tables)
         if real is not None:
             gold.tables.add(real.name)
     all_scopes = scopes(tree)

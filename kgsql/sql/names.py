@@ -39,9 +39,11 @@ __all__ = [
     "parse_sql",
     "parse_sqlite",
     "columns_of",
+    "graph_name",
     "output_names",
     "resolve",
     "resolved_columns",
+    "schema_table",
     "scopes",
     "sources",
 ]
@@ -51,6 +53,26 @@ SYSTEM_TABLES = frozenset({"sqlite_master", "sqlite_schema", "sqlite_temp_master
                            "sqlite_stat1", "sqlite_stat4"})
 #: Implicit columns of every rowid table.
 ROWID_NAMES = frozenset({"rowid", "oid", "_rowid_"})
+#: Schemas whose tables the graph names without the schema: SQLite's attached files, PostgreSQL's default.
+DEFAULT_SCHEMAS = frozenset({"main", "temp", "public"})
+
+
+def graph_name(node: exp.Table) -> str:
+    """The graph's name for a table reference: ``hr.staff`` for a table of a schema outside the search path
+    (as the PostgreSQL reader names it), the bare name otherwise (``main.city`` is ``city``)."""
+    db = node.db
+    return f"{db}.{node.name}" if db and db.lower() not in DEFAULT_SCHEMAS else node.name
+
+
+def schema_table(node: exp.Table, tables: dict[str, Table]) -> Table | None:
+    """The table of ``tables`` (by lower-case name) that ``node`` names: ``hr.staff`` by its schema and
+    name; ``public.city`` / ``main.city`` as ``city`` unless the graph holds it qualified."""
+    db, name = node.db.lower(), node.name.lower()
+    if db:
+        found = tables.get(f"{db}.{name}")
+        if found is not None or db not in DEFAULT_SCHEMAS:
+            return found
+    return tables.get(name)
 
 
 def parse_sql(sql: str, dialect: str = "sqlite") -> exp.Expression | None:
@@ -138,7 +160,7 @@ def sources(scope: Scope, names: SchemaNames) -> dict[str, Source]:
             cols = None if selects is None else frozenset(s.lower() for s in selects)
             out[key] = Source(alias, None, cols, alias, tuple(s for s in selects or () if s))
         elif isinstance(source, exp.Table) and isinstance(source.this, exp.Identifier):
-            table = names.tables.get(source.name.lower())
+            table = schema_table(source, names.tables)
             if table is not None:
                 cols = frozenset(names.columns[table.name.lower()]) | ROWID_NAMES
                 out[key] = Source(alias, table.name, cols, table.name, tuple(c.name for c in table.columns))
@@ -260,8 +282,9 @@ def _unknown_tables(tree: exp.Expression, names: SchemaNames) -> list[Problem]:
         if not isinstance(table.this, exp.Identifier):
             continue
         low, db = table.name.lower(), table.db.lower()
-        known = low in names.tables or low in cte_names or low in names.allowed
-        if (db and db not in ("main", "temp")) or not known:
+        known = schema_table(table, names.tables) is not None or (
+            db in ("", "main", "temp") and (low in cte_names or low in names.allowed))
+        if not known:
             problems.append(Problem("no_such_table", ".".join(p for p in (table.db, table.name) if p)))
     return problems
 

@@ -40,7 +40,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from kgsql.errors import UnknownNameError
-from kgsql.generate.render import table_ref
+from kgsql.generate.render import column_ref, table_ref
 from kgsql.generate.spatial_relations import relations_between
 from kgsql.schema.joins import complete_joins
 from kgsql.schema.model import DatabaseSchema
@@ -83,7 +83,7 @@ def value_lines(values: list[ValueMatch]) -> list[str]:
     """One line per value: ``'Africa' is a value of country.Continent`` (several columns: joined with 'or')."""
     by_value: dict[str, list[str]] = {}
     for v in values:
-        by_value.setdefault(v.value, []).append(f"{table_ref(v.table)}.{table_ref(v.column)}")
+        by_value.setdefault(v.value, []).append(f"{table_ref(v.table)}.{column_ref(v.column)}")
     lines = []
     for value, columns in by_value.items():
         quoted = "'" + value.replace("'", "''") + "'"
@@ -131,9 +131,9 @@ def key_lines(schema: DatabaseSchema, question: str, *, limit: int = 3) -> list[
         if label is None or " ".join(words) == " ".join(_stems(fk.ref_table)):
             continue  # gender_id -> gender: the join hints and the table's name already say it
         lines.append(f"{' '.join(w for w in fk.column.replace('_', ' ').split() if w.lower() not in _KEY_WORDS)}: "
-                     f"join {table_ref(fk.ref_table)} on {table_ref(fk.table)}.{table_ref(fk.column)} = "
-                     f"{table_ref(fk.ref_table)}.{table_ref(fk.ref_column)} and read "
-                     f"{table_ref(fk.ref_table)}.{table_ref(label.name)}.")
+                     f"join {table_ref(fk.ref_table)} on {table_ref(fk.table)}.{column_ref(fk.column)} = "
+                     f"{table_ref(fk.ref_table)}.{column_ref(fk.ref_column)} and read "
+                     f"{table_ref(fk.ref_table)}.{column_ref(label.name)}.")
         if len(lines) >= limit:
             break
     return lines
@@ -158,7 +158,7 @@ def meaning_lines(schema: DatabaseSchema, question: str, *, limit: int = 2) -> l
                 continue
             if not any((words := set(_stems(meaning)) - _GENERIC) and words <= asked for _, meaning in codes):
                 continue
-            lines.append(f"{table_ref(table.name)}.{table_ref(column.name)}: {column.value_meaning.summary()}.")
+            lines.append(f"{table_ref(table.name)}.{column_ref(column.name)}: {column.value_meaning.summary()}.")
             if len(lines) >= limit:
                 return lines
     return lines
@@ -182,8 +182,8 @@ def join_lines(schema: DatabaseSchema, tables: list[str], *, max_tables: int = 4
     for fk in complete_joins(schema, wanted).foreign_keys:
         if pairs[frozenset((fk.table, fk.ref_table))] > 1:
             continue
-        line = (f"{table_ref(fk.table)}.{table_ref(fk.column)} = "
-                f"{table_ref(fk.ref_table)}.{table_ref(fk.ref_column)}")
+        line = (f"{table_ref(fk.table)}.{column_ref(fk.column)} = "
+                f"{table_ref(fk.ref_table)}.{column_ref(fk.ref_column)}")
         if line not in lines:
             lines.append(line)
     return [f"If the query needs several of these tables, join them on {' and '.join(lines)}."] if lines else []

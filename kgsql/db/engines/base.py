@@ -51,7 +51,8 @@ class OneConnection(Engine):
 
     def text_values(self, table: str, column: str, *, scan_rows: int, max_chars: int, limit: int) -> list[str]:
         with self._lock:
-            return text_values(self.run, table, column, scan_rows=scan_rows, max_chars=max_chars, limit=limit)
+            return text_values(self.run, self.quote_table(table), column, scan_rows=scan_rows, max_chars=max_chars,
+                               limit=limit)
 
     def close(self) -> None:
         with self._lock:
@@ -132,15 +133,16 @@ _NUMERIC_TYPE = re.compile(r"\b(int|integer|bigint|smallint|tinyint|hugeint|ubig
 _DATE_TYPE = re.compile(r"^(date|timestamp|timestamptz)\b", re.I)
 
 
-def column_stats(run: Callable[[str], list[tuple[Any, ...]]], table: str, column: str, type_: str, *,
+def column_stats(run: Callable[[str], list[tuple[Any, ...]]], table_sql: str, column: str, type_: str, *,
                  sample_rows: int, n_examples: int) -> tuple[ColumnStats, list[str]]:
     """Distinct count, null fraction, min/max (numbers, dates), a text sample and the frequent values.
 
     The same meaning as the SQLite reader's statistics, over the first
     ``sample_rows`` rows; ``run`` executes one statement and returns its rows.
-    Types come from the catalog, so no per-value type test is needed.
+    Types come from the catalog, so no per-value type test is needed. ``table_sql``: the table as the
+    engine quotes it (``Engine.quote_table``).
     """
-    qt, qc = quote_identifier(table), quote_identifier(column)
+    qt, qc = table_sql, quote_identifier(column)
     source = f"(SELECT {qc} AS v FROM {qt} LIMIT {int(sample_rows)}) AS s"
     numeric = bool(_NUMERIC_TYPE.search(type_))
     dated = bool(_DATE_TYPE.match(type_.strip()))
@@ -161,10 +163,10 @@ def column_stats(run: Callable[[str], list[tuple[Any, ...]]], table: str, column
     return stats, examples
 
 
-def text_values(run: Callable[[str], list[tuple[Any, ...]]], table: str, column: str, *, scan_rows: int,
+def text_values(run: Callable[[str], list[tuple[Any, ...]]], table_sql: str, column: str, *, scan_rows: int,
                 max_chars: int, limit: int) -> list[str]:
-    """The most frequent text values of a text column, at most ``max_chars`` long."""
-    qt, qc = quote_identifier(table), quote_identifier(column)
+    """The most frequent text values of a text column, at most ``max_chars`` long; ``table_sql`` quoted."""
+    qt, qc = table_sql, quote_identifier(column)
     rows = run(f"SELECT v, count(*) AS n FROM (SELECT {qc} AS v FROM {qt} LIMIT {int(scan_rows)}) AS s "
                f"WHERE length(v) BETWEEN 1 AND {int(max_chars)} GROUP BY v ORDER BY n DESC, v LIMIT {int(limit)}")
     return [str(v) for v, _n in rows]

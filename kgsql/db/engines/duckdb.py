@@ -193,7 +193,7 @@ class DuckDBEngine(OneConnection):
                                  not_null=not nullable)
                     if with_stats and table.row_count:
                         col.stats, col.value_examples = column_stats(
-                            self.run, tname, str(cname), str(ctype), sample_rows=sample_rows,
+                            self.run, quote_identifier(tname), str(cname), str(ctype), sample_rows=sample_rows,
                             n_examples=value_examples)
                     table.columns.append(col)
                 tables.append(table)

@@ -31,9 +31,13 @@ docs/engines.md ("The role kgsql runs as") gives the SELECT-only role recipe.
 The catalog (``pg_class``, ``pg_attribute``, ``pg_constraint``, PostGIS's
 ``geometry_columns``) gives what SQLAlchemy's reflection would and more:
 exact keys and foreign keys, and each geometry column's type and SRID.
-Tables are those visible on the connection's ``search_path`` (choose a
-schema with ``?options=-csearch_path%3Dmyschema`` in the URL); objects that
-belong to extensions (PostGIS's ``spatial_ref_sys``) are left out.
+Tables are those of every schema but the system's that the role may read:
+one visible on the connection's ``search_path`` by its own name, any other
+as ``schema.table`` (``hr.staff``), as SQL names it (a same-named table in
+two schemas is two tables; set the path with
+``?options=-csearch_path%3Dmyschema`` in the URL); tables the role cannot
+read are left out with one warning, and objects that belong to extensions
+(PostGIS's ``spatial_ref_sys``) are left out.
 """
 from __future__ import annotations
 
@@ -149,6 +153,18 @@ class PostgresEngine(OneConnection):
     error_patterns = _NAME_PATTERNS
     nulls_first_when_ascending = False
     integer_division = True
+
+    @classmethod
+    def quote_table(cls, name: str) -> str:
+        """``hr.staff`` -> ``"hr"."staff"``: a table outside the search path is named with its schema
+        (:meth:`_tables`), and a schema's name holds no dot, so the first dot splits it."""
+        schema, dot, table = name.partition(".")
+        return f"{cls.quote(schema)}.{cls.quote(table)}" if dot else cls.quote(name)
+
+    @classmethod
+    def table_ref(cls, name: str) -> str:
+        schema, dot, table = name.partition(".")
+        return f"{cls.ref(schema)}.{cls.ref(table)}" if dot else cls.ref(name)
 
     @classmethod
     def target_for_url(cls, text: str) -> Target:
@@ -270,21 +286,43 @@ class PostgresEngine(OneConnection):
         finally:
             _rollback(conn)
 
-    def _tables(self) -> list[tuple[int, str]]:
-        return [(int(oid), str(name)) for oid, name in self.run(
-            "SELECT c.oid, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND pg_table_is_visible(c.oid) "
-            "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND NOT c.relispartition "
-            "AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass "
-            "AND d.objid = c.oid AND d.deptype = 'e') ORDER BY c.relname")]
+    def _tables(self) -> list[tuple[int, str, str, str]]:
+        """(oid, name in the graph, schema, table) of every table, view and foreign table the role may read, in
+        every schema but the system's: a table visible on the search path by its own name, any other as
+        ``schema.table`` (:meth:`quote_table`). Tables of extensions (PostGIS's ``spatial_ref_sys``) are left out."""
+        found: list[tuple[int, str, str, str]] = []
+        unreadable: list[str] = []
+        for oid, schema, table, visible, readable in self.run(
+                "SELECT c.oid, n.nspname, c.relname, pg_table_is_visible(c.oid), "
+                "has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(c.oid, 'SELECT') "
+                "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition "
+                "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname !~ '^pg_(toast|temp)' "
+                "AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass "
+                "AND d.objid = c.oid AND d.deptype = 'e') "
+                "ORDER BY NOT pg_table_is_visible(c.oid), n.nspname, c.relname"):
+            name = str(table) if visible and "." not in str(table) else f"{schema}.{table}"
+            if "." in str(schema):
+                unreadable.append(f"{name} (a dot in the schema's name)")
+            elif not readable:
+                unreadable.append(name)
+            else:
+                found.append((int(oid), name, str(schema), str(table)))
+        if unreadable:
+            shown = ", ".join(unreadable[:5]) + (f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else "")
+            log.warning("warning: %s: %d table(s) left out, which this role cannot read: %s",
+                        self.target.display, len(unreadable), shown)
+        return found
 
-    def _geometry_columns(self) -> dict[tuple[str, str], tuple[str, int | None]]:
+    def _geometry_columns(self, names: dict[tuple[str, str], str]) -> dict[tuple[str, str], tuple[str, int | None]]:
+        """(name in the graph, column) -> (geometry type, SRID) as PostGIS registers them; ``names`` maps
+        (schema, table) to the name in the graph."""
         has_postgis = self.run("SELECT count(*) FROM pg_extension WHERE extname = 'postgis'")[0][0]
         if not has_postgis:
             return {}
-        rows = self.run("SELECT f_table_name, f_geometry_column, type, srid FROM geometry_columns "
-                         "WHERE f_table_schema = ANY (current_schemas(false))")
-        return {(str(t), str(c)): (str(g).upper(), int(s) if s else None) for t, c, g, s in rows}
+        rows = self.run("SELECT f_table_schema, f_table_name, f_geometry_column, type, srid FROM geometry_columns")
+        return {(names[(str(n), str(t))], str(c)): (str(g).upper(), int(s) if s else None)
+                for n, t, c, g, s in rows if (str(n), str(t)) in names}
 
     def _warn_privileged_read(self) -> None:
         """Once per connection: the schema is read, but generated SQL will be refused on this role."""
@@ -298,12 +336,13 @@ class PostgresEngine(OneConnection):
     def read_schema(self, name: str, *, sample_rows: int, value_examples: int, with_stats: bool) -> DatabaseSchema:
         with self._lock:
             self._warn_privileged_read()
-            geometry = self._geometry_columns()
+            listed = self._tables()
+            geometry = self._geometry_columns({(schema, table): name for _oid, name, schema, table in listed})
             tables: list[Table] = []
             keys: dict[int, Table] = {}
             attnames: dict[tuple[int, int], str] = {}
-            for oid, tname in self._tables():
-                qt = quote_identifier(tname)
+            for oid, tname, _schema, _table in listed:
+                qt = self.quote_table(tname)
                 table = Table(name=tname, row_count=int(self.run(f"SELECT count(*) FROM {qt}")[0][0]))
                 primary = {int(k) for (k,) in self.run(
                     f"SELECT unnest(indkey) FROM pg_index WHERE indrelid = {oid} AND indisprimary")}
@@ -317,7 +356,7 @@ class PostgresEngine(OneConnection):
                         col.spatial = self._spatial_info(tname, cname, geometry.get((tname, cname)))
                     elif with_stats and table.row_count:
                         col.stats, col.value_examples = column_stats(
-                            self.run, tname, cname, str(ctype), sample_rows=sample_rows, n_examples=value_examples)
+                            self.run, qt, cname, str(ctype), sample_rows=sample_rows, n_examples=value_examples)
                     table.columns.append(col)
                 tables.append(table)
                 keys[oid] = table
@@ -343,7 +382,7 @@ class PostgresEngine(OneConnection):
         return found
 
     def _spatial_info(self, table: str, column: str, registered: tuple[str, int | None] | None) -> SpatialInfo:
-        qt, qc = quote_identifier(table), quote_identifier(column)
+        qt, qc = self.quote_table(table), quote_identifier(column)
         kinds = self.run(f"SELECT GeometryType({qc}::geometry) AS g, ST_SRID({qc}::geometry) AS s, count(*) "
                           f"FROM {qt} WHERE {qc} IS NOT NULL GROUP BY g, s ORDER BY count(*) DESC LIMIT 5")
         types = sorted({str(k[0]).upper() for k in kinds if k[0]})
