@@ -65,6 +65,11 @@ class Encoder(ABC):
             out[i] = te.vectors.mean(axis=0)
         return l2_normalise(out)
 
+    def encode_documents(self, texts: Sequence[str]) -> tuple[list[TokenEmbeddings], np.ndarray]:
+        """Token embeddings and pooled vectors of documents; an encoder whose model gives both at once
+        overrides this to run it once (indexing a wide schema is encoder-bound: issue 33)."""
+        return self.encode_tokens(texts, is_query=False), self.encode_pooled(texts, is_query=False)
+
 
 def l2_normalise(x: np.ndarray) -> np.ndarray:
     """Row-wise L2 normalisation that leaves zero rows at zero."""
@@ -180,27 +185,36 @@ class MiniLMEncoder(Encoder):
                 "sentence_embedding": pooled / pooled.norm().clamp_min(1e-12)}
 
     def encode_tokens(self, texts: Sequence[str], *, is_query: bool = False) -> list[TokenEmbeddings]:
-        out: list[TokenEmbeddings] = []
-        for feats in self._run(texts) if texts else []:
-            ids = [int(i) for i in feats["input_ids"].tolist()]
-            emb = feats["token_embeddings"].float().numpy()
-            keep_idx = [i for i, t in enumerate(ids[: len(emb)]) if t not in self._special]
-            pieces = self.tokenizer.convert_ids_to_tokens([ids[i] for i in keep_idx])
-            rows, row_words = content_rows(pieces)
-            if not rows:  # a text of stop words only: keep every non-special token
-                rows, row_words = list(range(len(keep_idx))), list(pieces)
-            if not rows:  # an empty text: fall back to the [CLS] vector
-                vec = emb[:1]
-                out.append(TokenEmbeddings(l2_normalise(vec), ("",)))
-                continue
-            vec = emb[[keep_idx[r] for r in rows]]
-            out.append(TokenEmbeddings(l2_normalise(vec), tuple(row_words)))
-        return out
+        return [self._token_rows(feats) for feats in (self._run(texts) if texts else [])]
+
+    def _token_rows(self, feats: dict[str, Any]) -> TokenEmbeddings:
+        """The content-word rows of one text's transformer output."""
+        ids = [int(i) for i in feats["input_ids"].tolist()]
+        emb = feats["token_embeddings"].float().numpy()
+        keep_idx = [i for i, t in enumerate(ids[: len(emb)]) if t not in self._special]
+        pieces = self.tokenizer.convert_ids_to_tokens([ids[i] for i in keep_idx])
+        rows, row_words = content_rows(pieces)
+        if not rows:  # a text of stop words only: keep every non-special token
+            rows, row_words = list(range(len(keep_idx))), list(pieces)
+        if not rows:  # an empty text: fall back to the [CLS] vector
+            return TokenEmbeddings(l2_normalise(emb[:1]), ("",))
+        return TokenEmbeddings(l2_normalise(emb[[keep_idx[r] for r in rows]]), tuple(row_words))
+
+    @staticmethod
+    def _pooled_rows(features: list[dict[str, Any]]) -> np.ndarray:
+        return l2_normalise(np.stack([f["sentence_embedding"].float().numpy() for f in features]))
 
     def encode_pooled(self, texts: Sequence[str], *, is_query: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return l2_normalise(np.stack([f["sentence_embedding"].float().numpy() for f in self._run(texts)]))
+        return self._pooled_rows(self._run(texts))
+
+    def encode_documents(self, texts: Sequence[str]) -> tuple[list[TokenEmbeddings], np.ndarray]:
+        """Both from one transformer pass (the same numbers as the two calls apart, at half the cost)."""
+        if not texts:
+            return [], np.zeros((0, self.dim), dtype=np.float32)
+        features = self._run(texts)
+        return [self._token_rows(f) for f in features], self._pooled_rows(features)
 
     def count_tokens(self, text: str) -> int:
         """WordPiece tokens of ``text`` without special tokens (no truncation)."""

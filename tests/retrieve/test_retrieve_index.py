@@ -46,6 +46,18 @@ def test_minilm_token_embeddings(minilm) -> None:  # type: ignore[no-untyped-def
     assert pooled.shape == (2, 384)
 
 
+def test_documents_encoded_once_give_what_the_two_calls_give(minilm) -> None:  # type: ignore[no-untyped-def]
+    """Indexing runs the model once per document for both kinds of vector (issue 33's index time)."""
+    texts = ["name of the singer", "total amount paid in euros; values: 12.5, 40", "and the of", ""]
+    tokens, pooled = minilm.encode_documents(texts)
+    apart = minilm.encode_tokens(texts)
+    assert [t.tokens for t in tokens] == [t.tokens for t in apart]
+    assert all(np.array_equal(a.vectors, b.vectors) for a, b in zip(tokens, apart))
+    assert np.array_equal(pooled, minilm.encode_pooled(texts))
+    hashed = HashEncoder(64)  # the default pairing of the two calls
+    assert np.array_equal(hashed.encode_documents(texts)[1], hashed.encode_pooled(texts))
+
+
 def test_optional_colbert_encoders_fail_clearly() -> None:
     try:
         import pylate  # noqa: F401
@@ -95,6 +107,42 @@ def test_encoding_cache_reused(minilm, school, tmp_path: Path) -> None:  # type:
     third = SchemaRetriever(minilm, cache_dir=tmp_path)
     third.select(school, "Which building has the most floors?")
     assert third.store.encoded == 1
+
+
+class CountingEncoder(HashEncoder):
+    """A hash encoder that counts the documents it encodes."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.documents = 0
+
+    def encode_documents(self, texts):  # type: ignore[no-untyped-def]
+        self.documents += len(texts)
+        return super().encode_documents(texts)
+
+
+def test_a_changed_table_alone_is_encoded_again(school, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Re-indexing after one table changed encodes only that table's documents (issue 33), and the index is
+    the one a fresh build gives."""
+    import dataclasses
+
+    encoder = CountingEncoder()
+    IndexStore(encoder, tmp_path).get("school", schema_documents(school))
+    everything = encoder.documents
+    first = school.tables[0]
+    changed = dataclasses.replace(school, tables=[dataclasses.replace(first, description="where pupils live"),
+                                                  *school.tables[1:]])
+    docs = schema_documents(changed)
+    encoder.documents = 0
+    incremental = IndexStore(encoder, tmp_path).get("school", docs)
+    assert 0 < encoder.documents <= 1 + len(first.columns) < everything  # the table's document and its columns'
+    fresh = IndexStore(CountingEncoder(), tmp_path / "fresh").get("school", docs)
+    for name in ("emb", "offsets", "fields", "pooled"):
+        assert np.array_equal(getattr(incremental, name), getattr(fresh, name)), name
+    assert incremental.doc_hashes == fresh.doc_hashes and incremental.key == fresh.key
+    encoder.documents = 0
+    IndexStore(encoder, tmp_path).get("school_2", docs)  # another database's index is not this one's
+    assert encoder.documents == everything
 
 
 def test_documents_key_depends_on_encoder_and_text(school) -> None:  # type: ignore[no-untyped-def]
