@@ -60,7 +60,8 @@ def test_merged_file_answers_every_gold_query_as_its_own_database(tmp_path: Path
     own = json.loads((out / "own.json").read_text(encoding="utf-8"))
     merged = {db for db in DATABASES if any(r["source_db"] == db for r in dev)}
     assert "pets" in merged and len(merged & {"music", "shows"}) == 1  # a taken name (any case) passes one over
-    assert counts == {"databases": 2, "tables": 3 if "music" in merged else 2, "questions": len(dev)}
+    assert counts == {"databases": 2, "tables": 3 if "music" in merged else 2, "questions": len(dev),
+                      "gold_not_rewritten": 0}
     assert [r["question"] for r in dev] == [r["question"] for r in own]
     assert {r["db_id"] for r in dev} == {"wide"} and [r["db_id"] for r in own] == [r["source_db"] for r in own]
     for row in own:
@@ -68,6 +69,48 @@ def test_merged_file_answers_every_gold_query_as_its_own_database(tmp_path: Path
         assert _rows(wide, row["query"]) == _rows(source, row["query"])
     if "music" in merged:  # declared keys come along with the CREATE statements
         assert _rows(wide, "SELECT \"table\", \"to\" FROM pragma_foreign_key_list('song')") == [("singer", "singer_id")]
+
+
+def test_prefixed_set_holds_every_database_and_rewritten_gold(tmp_path: Path) -> None:
+    """Issue 33's one wide schema: `<db>__<table>` for every table (`singer` and `Singer` both kept), keys
+    following the new names, each gold query rewritten and answering as on its own database, and a
+    tables.json linking reads for both splits."""
+    spider = _spider(tmp_path / "spider")
+    (spider / "tables.json").write_text(json.dumps([
+        {"db_id": "music", "table_names_original": ["singer", "song"], "table_names": ["singer", "song"],
+         "column_names_original": [[-1, "*"], [0, "singer_id"], [0, "name"], [0, "age"], [1, "song_id"],
+                                   [1, "singer_id"], [1, "title"]],
+         "column_names": [[-1, "*"], [0, "singer id"], [0, "name"], [0, "age"], [1, "song id"], [1, "singer id"],
+                          [1, "title"]],
+         "column_types": ["text", "number", "text", "number", "number", "number", "text"],
+         "primary_keys": [1, 4], "foreign_keys": [[5, 1]]},
+        {"db_id": "pets", "table_names_original": ["pet"], "table_names": ["pet"],
+         "column_names_original": [[-1, "*"], [0, "pet_id"], [0, "kind"], [0, "weight"]],
+         "column_names": [[-1, "*"], [0, "pet id"], [0, "kind"], [0, "weight"]],
+         "column_types": ["text", "number", "text", "number"], "primary_keys": [1], "foreign_keys": []},
+    ]), encoding="utf-8")
+    out = tmp_path / "wide"
+    out.mkdir()
+    counts = wide_set.build_wide_set(spider, out, tables=100, questions=10, seed=0, prefix=True)
+    wide = out / "database" / "wide" / "wide.sqlite"
+    assert counts == {"databases": 3, "tables": 4, "questions": 4, "gold_not_rewritten": 0}
+    assert {t for (t,) in _rows(wide, "SELECT name FROM sqlite_master WHERE type = 'table'")} == {
+        "music__singer", "music__song", "pets__pet", "shows__Singer"}
+    assert _rows(wide, "SELECT \"table\", \"to\" FROM pragma_foreign_key_list('music__song')") == [
+        ("music__singer", "singer_id")]
+    dev = json.loads((out / "dev.json").read_text(encoding="utf-8"))
+    own = json.loads((out / "own.json").read_text(encoding="utf-8"))
+    for mine, theirs in zip(dev, own):
+        source = spider / "database" / theirs["db_id"] / f"{theirs['db_id']}.sqlite"
+        assert sorted(_rows(wide, mine["query"])) == sorted(_rows(source, theirs["query"]))
+    bo = next(r["query"] for r in dev if "Bo" in r["question"])
+    assert "music__singer AS T1" in bo and "music__song AS T2" in bo
+    assert "FROM music__song AS song" in next(r["query"] for r in dev if "titles" in r["question"])
+    tables = {e["db_id"]: e for e in json.loads((out / "tables.json").read_text(encoding="utf-8"))}
+    assert set(tables) == {"wide", "music", "pets"}  # shows has no entry in this tables.json
+    assert tables["wide"]["table_names_original"] == ["music__singer", "music__song", "pets__pet"]
+    assert tables["wide"]["foreign_keys"] == [[5, 1]] and tables["wide"]["primary_keys"] == [1, 4, 7]
+    assert wide_set.prefixed_query("SELECT x FROM (", "music", {"singer"}) is None
 
 
 def test_questions_are_sampled_and_kept_in_dev_order(tmp_path: Path) -> None:
