@@ -1,0 +1,90 @@
+"""A place's whole geometry where a query reads one row of it.
+
+Asked "What hotels are within one kilometre of Guangzhou Road?", the 1.5B writes
+``WHERE Distance(Location, (SELECT Shape FROM roads WHERE Name = '广州路'), 1) <= 1000``. A scalar
+subquery gives its first row only, and a road, a river or a rail line is often stored as many rows
+(segments; in the spatial set's traffic database 40,984 road rows carry 3,242 names): the distance is to
+one segment picked by storage order, and 54 hotels are found where 121 lie within a kilometre of the road.
+
+A rewrite of every candidate: a scalar subquery that selects one geometry column (no aggregate, grouping,
+ordering or LIMIT), given to a function as an argument, whose rows are more than one (a probe counts
+them, up to :data:`MAX_ROWS`), reads the union of all of them instead (SpatiaLite's ``GUnion``, PostGIS's
+``ST_Union``: both aggregates). A distance to it is the distance to the nearest part, a crossing of it
+a crossing of any part, a length the whole length. What decides is the database's own rows, so any
+database whose places span several rows gets it; a subquery of one row is left as it is.
+"""
+from __future__ import annotations
+
+from typing import Final
+
+from sqlglot import exp
+
+from kgsql.correct.context import CheckContext
+from kgsql.correct.repair import rewrite_tree
+from kgsql.errors import KgsqlError
+from kgsql.sql.dialects import dialect_of, sqlglot_name
+from kgsql.sql.names import schema_table
+
+__all__ = ["MAX_ROWS", "UNIONS", "whole_geometries"]
+
+#: The aggregate union of geometries, per spatial dialect.
+UNIONS: Final = {"spatialite": "GUnion", "postgis": "ST_Union"}
+#: A subquery of more rows than this is left alone (a union of thousands of shapes is slow, and rarely meant).
+MAX_ROWS: Final = 1000
+
+
+def _geometry_subquery(ctx: CheckContext, node: exp.Expression) -> tuple[exp.Select, exp.Column] | None:
+    """(the SELECT, its column) when ``node`` is a scalar subquery reading one geometry column as it is."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if not isinstance(node, exp.Subquery) or not isinstance(node.this, exp.Select):
+        return None
+    select = node.this
+    if len(select.expressions) != 1 or any(select.args.get(k) for k in ("group", "order", "limit", "having")):
+        return None
+    column = select.expressions[0].unalias()
+    if not isinstance(column, exp.Column):
+        return None
+    tables = {t.name.lower(): t for t in ctx.schema.tables}
+    for source in select.find_all(exp.Table):
+        table = schema_table(source, tables)
+        if table is not None and column.table.lower() in ("", source.alias_or_name.lower()) and any(
+                c.name.lower() == column.name.lower() and c.spatial is not None for c in table.columns):
+            return select, column
+    return None
+
+
+def _rows_over_one(ctx: CheckContext, select: exp.Select) -> bool:
+    """Does the subquery give more than one row (and at most :data:`MAX_ROWS`)? Unsure (it does not run on
+    its own, being correlated, say): False."""
+    counted = select.copy()
+    counted.set("expressions", [exp.Literal.number(1)])
+    probe = exp.select(exp.Count(this=exp.Star())).from_(counted.limit(MAX_ROWS + 1).subquery("rows"))
+    try:
+        rows = ctx.execute(probe.sql(dialect=sqlglot_name(ctx.dialect))).rows
+    except KgsqlError:
+        return False
+    return bool(rows) and 1 < int(rows[0][0]) <= MAX_ROWS
+
+
+def whole_geometries(ctx: CheckContext, sql: str) -> str | None:
+    """``sql`` with each place read from one row of many read as their union (module docstring), or None."""
+    union = UNIONS.get(dialect_of(ctx.schema))
+    if union is None:
+        return None
+
+    def widen(tree: exp.Expression) -> bool:
+        changed = False
+        for call in list(tree.find_all(exp.Func)):
+            if isinstance(call, exp.AggFunc):
+                continue
+            for argument in list(call.iter_expressions()):
+                found = _geometry_subquery(ctx, argument)
+                if found is None or not _rows_over_one(ctx, found[0]):
+                    continue
+                column = found[1]
+                column.replace(exp.Anonymous(this=union, expressions=[column.copy()]))
+                changed = True
+        return changed
+
+    return rewrite_tree(ctx, sql, widen)
