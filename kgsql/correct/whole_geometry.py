@@ -4,7 +4,8 @@ Asked "What hotels are within one kilometre of Guangzhou Road?", the 1.5B writes
 ``WHERE Distance(Location, (SELECT Shape FROM roads WHERE Name = '广州路'), 1) <= 1000``. A scalar
 subquery gives its first row only, and a road, a river or a rail line is often stored as many rows
 (segments; in the spatial set's traffic database 40,984 road rows carry 3,242 names): the distance is to
-one segment picked by storage order, and 54 hotels are found where 121 lie within a kilometre of the road.
+one segment picked by storage order, and 54 hotels are found where 121 lie within a kilometre of the road
+(PostgreSQL refuses such a subquery outright: "more than one row returned by a subquery").
 
 A rewrite of every candidate: a scalar subquery that selects one geometry column (no aggregate, grouping,
 ordering or LIMIT), given to a function as an argument, whose rows are more than one (a probe counts

@@ -10,6 +10,7 @@ import pytest
 from kgsql.correct import CheckContext
 from kgsql.correct.whole_geometry import whole_geometries
 from kgsql.db.connect import open_database
+from kgsql.errors import KgsqlError
 from kgsql.ingest.reader import read_database
 from kgsql.schema.model import DatabaseSchema
 
@@ -65,3 +66,31 @@ def test_left_alone(segmented: DatabaseSchema, sql: str) -> None:
 def test_a_plain_sqlite_database_is_left_alone(dbs: dict[str, tuple[Path, DatabaseSchema]]) -> None:
     with CheckContext(dbs["school"][1], "q") as ctx:
         assert whole_geometries(ctx, "SELECT name FROM students WHERE class_id = (SELECT class_id FROM classes)") is None
+
+
+def test_postgis_reads_the_union_too(pg_cluster, unique_name) -> None:  # type: ignore[no-untyped-def]
+    """The same rewrite in PostGIS's words (ST_Union), on a throwaway PostGIS database, where the query as
+    written does not even run."""
+    if not pg_cluster.postgis:
+        pytest.skip("PostGIS not installed (Debian: postgresql-15-postgis-3)")
+    from kgsql.db.engines.postgres import PostgresEngine  # noqa: F401 - registers the engine
+
+    database = unique_name("rivers")
+    pg_cluster.create_database(database, postgis=True)
+    pg_cluster.sql(
+        "CREATE TABLE rivers (id INTEGER PRIMARY KEY, name TEXT, shape geometry(LineString, 4326))",
+        "CREATE TABLE towns (id INTEGER PRIMARY KEY, name TEXT, location geometry(Point, 4326))",
+        "INSERT INTO rivers VALUES (1, 'Amber', 'SRID=4326;LINESTRING(10 50, 10.5 50)'), "
+        "(2, 'Amber', 'SRID=4326;LINESTRING(12 51, 12.5 51)')",
+        "INSERT INTO towns VALUES (1, 'West', 'SRID=4326;POINT(10.2 50.01)'), (2, 'East', 'SRID=4326;POINT(12.2 51.01)')",
+        database=database)
+    reader = pg_cluster.create_reader(database, "rivers_reader")
+    schema = read_database(reader)
+    written = ("SELECT name FROM towns WHERE ST_DWithin(location::geography, "
+               "(SELECT shape FROM rivers WHERE name = 'Amber')::geography, 5000)")
+    with CheckContext(schema, "Which towns lie within 5 km of the Amber?", path=reader) as ctx:
+        widened = whole_geometries(ctx, written)
+        assert widened is not None and "SELECT ST_Union(shape) FROM rivers" in widened
+        assert {r[0] for r in ctx.execute(widened).rows} == {"West", "East"}
+        with pytest.raises(KgsqlError, match="more than one row"):  # PostgreSQL refuses what SQLite cuts short
+            ctx.execute(written)
