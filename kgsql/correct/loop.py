@@ -71,7 +71,7 @@ from kgsql.correct.repair import repair_joins
 from kgsql.correct.spatial_joins import repair_spatial_joins
 from kgsql.correct.table_names import rename_tables
 from kgsql.correct.units import ellipsoid_units, geography_units
-from kgsql.correct.whole_geometry import whole_geometries
+from kgsql.correct.whole_geometry import named_geometries, whole_geometries
 from kgsql.correct.rules import is_vacuous
 from kgsql.db.isolate import prestart
 from kgsql.errors import KgsqlError
@@ -105,6 +105,7 @@ class Rewrites:
     match_literals: bool = False   # [sql] text literals in the column's stored spelling ('human' -> 'Human')
     metre_units: bool = True       # [sql] SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1))
     whole_geometry: bool = False   # [sql] a place stored as many rows read whole: (SELECT GUnion(Shape) FROM ..)
+    named_geometry: bool = False   # [sql] a place's name where a geometry belongs read as its geometry
 
     def switches(self) -> dict[str, bool]:
         """Every switch and its setting (to hand a method's choice to :class:`LoopOptions`)."""
@@ -142,6 +143,7 @@ REPAIRS: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
 #: Rewrites of every candidate before it runs, in order: (the :class:`Rewrites` switch, the rewrite, returning
 #: the new SQL or None). For queries that run and answer wrongly, so no error tip could catch them.
 REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
+    ("named_geometry", named_geometries),
     ("whole_geometry", whole_geometries),
     ("geography_units", geography_units),
     ("metre_units", ellipsoid_units),

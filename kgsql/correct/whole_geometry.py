@@ -13,6 +13,12 @@ them, up to :data:`MAX_ROWS`), reads the union of all of them instead (SpatiaLit
 ``ST_Union``: both aggregates). A distance to it is the distance to the nearest part, a crossing of it
 a crossing of any part, a length the whole length. What decides is the database's own rows, so any
 database whose places span several rows gets it; a subquery of one row is left as it is.
+
+A second rewrite (:func:`named_geometries`, its own switch) reads a place the query names where a geometry
+belongs: ``Intersects(roads.Shape, '东风路')`` (a text is no geometry: SpatiaLite answers -1, nothing
+matches) becomes ``Intersects(roads.Shape, (SELECT GUnion(Shape) FROM roads WHERE Name = '东风路'))``,
+when one geometry table's text column holds the name (probed; the table of the call's other geometry
+first when several do).
 """
 from __future__ import annotations
 
@@ -22,11 +28,15 @@ from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
 from kgsql.correct.repair import rewrite_tree
+from kgsql.correct.values import value_exists
+from kgsql.db.engines.base import is_text_type
 from kgsql.errors import KgsqlError
+from kgsql.schema.model import Column, Table
+from kgsql.schema.spatial_pairs import geometry_column
 from kgsql.sql.dialects import dialect_of, sqlglot_name
 from kgsql.sql.names import schema_table
 
-__all__ = ["MAX_ROWS", "UNIONS", "whole_geometries"]
+__all__ = ["MAX_ROWS", "UNIONS", "named_geometries", "whole_geometries"]
 
 #: The aggregate union of geometries, per spatial dialect.
 UNIONS: Final = {"spatialite": "GUnion", "postgis": "ST_Union"}
@@ -89,3 +99,62 @@ def whole_geometries(ctx: CheckContext, sql: str) -> str | None:
         return changed
 
     return rewrite_tree(ctx, sql, widen)
+
+
+def _geometry_tables_of(ctx: CheckContext, call: exp.Func) -> list[Table] | None:
+    """The tables whose geometry columns the call's column arguments read; None when it reads none (then
+    the call is no spatial one and its texts are texts)."""
+    by_column: dict[str, list[Table]] = {}
+    for table in ctx.schema.tables:
+        for column in table.columns:
+            if column.spatial is not None:
+                by_column.setdefault(column.name.lower(), []).append(table)
+    found = [t for argument in call.iter_expressions() if isinstance(argument, exp.Column)
+             for t in by_column.get(argument.name.lower(), [])]
+    return found or None
+
+
+def _holder(ctx: CheckContext, text: str, near: list[Table]) -> tuple[Table, Column, Column] | None:
+    """(geometry table, its text column holding ``text``, its geometry column): the one holder, or the one
+    among the tables ``near`` (the call's own) when several hold it."""
+    holders = []
+    for table in ctx.schema.tables:
+        geometry = geometry_column(table)
+        if geometry is None:
+            continue
+        for column in table.columns:
+            if column.spatial is None and is_text_type(column.type):
+                try:
+                    if value_exists(ctx.connection(), table.name, column.name, text):
+                        holders.append((table, column, geometry))
+                except KgsqlError:
+                    continue
+    if len(holders) > 1:
+        holders = [h for h in holders if h[0] in near]
+    return holders[0] if len(holders) == 1 else None
+
+
+def named_geometries(ctx: CheckContext, sql: str) -> str | None:
+    """``sql`` with each place name given where a geometry belongs read as that place's geometry (module
+    docstring), or None."""
+    union = UNIONS.get(dialect_of(ctx.schema))
+    if union is None:
+        return None
+
+    def read_places(tree: exp.Expression) -> bool:
+        changed = False
+        for call in list(tree.find_all(exp.Func)):
+            texts = [a for a in call.iter_expressions() if isinstance(a, exp.Literal) and a.is_string]
+            near = _geometry_tables_of(ctx, call) if texts else None
+            for text in texts if near else []:
+                found = _holder(ctx, text.this, near)
+                if found is None:
+                    continue
+                table, column, geometry = found
+                place = exp.select(exp.Anonymous(this=union, expressions=[exp.column(geometry.name)])).from_(
+                    exp.to_table(table.name)).where(exp.EQ(this=exp.column(column.name), expression=text.copy()))
+                text.replace(place.subquery())
+                changed = True
+        return changed
+
+    return rewrite_tree(ctx, sql, read_places)

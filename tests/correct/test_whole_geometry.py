@@ -94,3 +94,17 @@ def test_postgis_reads_the_union_too(pg_cluster, unique_name) -> None:  # type: 
         assert {r[0] for r in ctx.execute(widened).rows} == {"West", "East"}
         with pytest.raises(KgsqlError, match="more than one row"):  # PostgreSQL refuses what SQLite cuts short
             ctx.execute(written)
+
+
+def test_a_place_name_where_a_geometry_belongs_is_read_as_the_place(segmented: DatabaseSchema) -> None:
+    """``Distance(Location, 'Amber River')`` measures from no geometry; the river's rows, unioned, are meant."""
+    from kgsql.correct.whole_geometry import named_geometries
+
+    written = "SELECT name FROM cities WHERE Distance(Location, 'Amber River', 1) < 20000"
+    with CheckContext(segmented, "Which cities lie within 20 km of the Amber River?") as ctx:
+        read = named_geometries(ctx, written)
+        assert read == ("SELECT name FROM cities WHERE Distance(Location, (SELECT GUnion(Shape) FROM rivers "
+                        "WHERE name = 'Amber River'), 1) < 20000")
+        assert named_geometries(ctx, "SELECT name FROM cities WHERE name = 'Amber River'") is None  # no geometry
+        assert named_geometries(ctx, "SELECT Distance(Location, 'Nowhere', 1) FROM cities") is None  # no holder
+    assert "Falkenrode" in _names(segmented, read)
