@@ -76,27 +76,6 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def merge_databases(sources: list[Path], target: Path) -> int:
-    """Copy every user table of ``sources`` (their CREATE statements, so keys stay declared) into ``target``."""
-    conn = sqlite3.connect(target)
-    n = 0
-    try:
-        for source in sources:
-            conn.execute("ATTACH DATABASE ? AS src", (str(source),))
-            statements = conn.execute(
-                "SELECT name, sql FROM src.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
-                "ESCAPE '\\' ORDER BY rowid").fetchall()
-            for name, create in statements:
-                conn.execute(create)
-                conn.execute(f"INSERT INTO main.{_quote(name)} SELECT * FROM src.{_quote(name)}")
-                n += 1
-            conn.commit()
-            conn.execute("DETACH DATABASE src")
-    finally:
-        conn.close()
-    return n
-
-
 def _prefixed_create(conn: sqlite3.Connection, db: str, table: str, names: dict[str, str]) -> str:
     """``table`` of the attached ``src`` as ``<db>__<table>``: its columns, primary key and foreign keys, the
     keys pointing at the other tables' new names (``names``: lower-case table -> its name in the file)."""
@@ -118,20 +97,22 @@ def _prefixed_create(conn: sqlite3.Connection, db: str, table: str, names: dict[
     return f"CREATE TABLE {_quote(f'{db}__{table}')} ({', '.join(parts)})"
 
 
-def merge_prefixed(sources: dict[str, Path], target: Path) -> int:
-    """Copy every user table of ``sources`` (database name -> file) into ``target`` as ``<db>__<table>``."""
+def merge_databases(sources: dict[str, Path], target: Path, *, prefix: bool = False) -> int:
+    """Copy every user table of ``sources`` (database name -> file) into ``target``: by its own CREATE
+    statement (so keys stay declared) or, with ``prefix``, as ``<db>__<table>`` (:func:`_prefixed_create`)."""
     conn = sqlite3.connect(target)
     n = 0
     try:
         for db, source in sources.items():
             conn.execute("ATTACH DATABASE ? AS src", (str(source),))
-            tables = [name for (name,) in conn.execute(
-                "SELECT name FROM src.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
-                "ESCAPE '\\' ORDER BY rowid")]
-            names = {t.lower(): t for t in tables}
-            for table in tables:
-                conn.execute(_prefixed_create(conn, db, table, names))
-                conn.execute(f"INSERT INTO main.{_quote(f'{db}__{table}')} SELECT * FROM src.{_quote(table)}")
+            statements = conn.execute(
+                "SELECT name, sql FROM src.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
+                "ESCAPE '\\' ORDER BY rowid").fetchall()
+            names = {name.lower(): name for name, _sql in statements}
+            for name, create in statements:
+                conn.execute(_prefixed_create(conn, db, name, names) if prefix else create)
+                copy = f"{db}__{name}" if prefix else name
+                conn.execute(f"INSERT INTO main.{_quote(copy)} SELECT * FROM src.{_quote(name)}")
                 n += 1
             conn.commit()
             conn.execute("DETACH DATABASE src")
@@ -211,10 +192,7 @@ def build_wide_set(spider_dir: Path, out: Path, *, tables: int = 60, questions: 
         raise KgsqlError(f"no Spider database with dev questions in {db_dir}")
     target = out / "database" / WIDE_DB / f"{WIDE_DB}.sqlite"
     target.parent.mkdir(parents=True)
-    if prefix:
-        n_tables = merge_prefixed({db: files[db] for db in chosen}, target)
-    else:
-        n_tables = merge_databases([files[db] for db in chosen], target)
+    n_tables = merge_databases({db: files[db] for db in chosen}, target, prefix=prefix)
     asked = [i for i, r in enumerate(rows) if r["db_id"] in chosen]
     if questions < len(asked):
         asked = sorted(random.Random(seed).sample(asked, questions))

@@ -70,6 +70,14 @@ class SelectionConfig:
     include_name_columns: bool = True
     include_named_tables: bool = True  # a table the question names (text.words.names_said) is chosen
     complete_joins: bool = True
+    #: Above this many tables both thresholds shrink by (wide_tables / tables) ** 2: on one schema of all 163
+    #: Spider databases (838 tables) the calibrated probabilities of the right tables fall to ~1e-3 and the
+    #: thresholds fitted on single databases kept 50 % perfect recall (docs/retrieval.md, session 23).
+    wide_tables: int = 80
+
+    def scale(self, tables: int) -> float:
+        """The factor on both thresholds for a schema of ``tables`` tables (1 up to ``wide_tables``)."""
+        return 1.0 if tables <= self.wide_tables or self.wide_tables <= 0 else (self.wide_tables / tables) ** 2
 
 
 @dataclass
@@ -263,7 +271,8 @@ class SchemaRetriever:
             if reason not in r:
                 r.append(reason)
 
-        tables = set(np.flatnonzero(ev.p_table >= cfg.table_threshold).tolist())
+        scale = cfg.scale(len(facts.table_names))
+        tables = set(np.flatnonzero(ev.p_table >= cfg.table_threshold * scale).tolist())
         if len(ev.p_table):
             tables.add(int(np.argmax(ev.p_table)))  # first max: deterministic
         named = set(names_said(question, facts.table_names)) if cfg.include_named_tables else set()
@@ -273,7 +282,7 @@ class SchemaRetriever:
         for i in np.flatnonzero(ev.value_scores >= cfg.value_threshold):
             add(int(i), REASON_VALUE)
         in_tables = np.isin(tix, list(tables))
-        hits = np.flatnonzero(in_tables & (p >= cfg.column_threshold))
+        hits = np.flatnonzero(in_tables & (p >= cfg.column_threshold * scale))
         for i, reason in zip(hits, self._match_reasons(prep, ev, hits)):
             add(int(i), reason)
         if cfg.include_name_columns:

@@ -197,3 +197,22 @@ def test_no_progress_bar_warning_in_a_notebook_without_ipywidgets() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "0"
+
+
+def test_thresholds_shrink_on_a_schema_wider_than_wide_tables(tmp_path: Path) -> None:
+    """Issue 33: on one schema of hundreds of tables the calibrated probabilities fall, so the thresholds
+    shrink with the square of the width; a database of up to ``wide_tables`` tables is selected as before."""
+    from kgsql.lab.bench_wide import synthetic_schema
+    from kgsql.retrieve import SchemaRetriever
+    from kgsql.retrieve.retriever import SelectionConfig
+
+    config = SelectionConfig()
+    assert config.scale(config.wide_tables) == 1.0 and config.scale(2 * config.wide_tables) == 0.25
+    assert SelectionConfig(wide_tables=0).scale(10_000) == 1.0
+    wide = synthetic_schema(400 * 5, per_table=5)  # 400 tables: the thresholds at 4 %
+    scaled = SchemaRetriever(HashEncoder(), cache_dir=tmp_path)
+    unscaled = scaled.with_config(wide_tables=0)
+    question = "What is the total amount of each customer order?"
+    assert len(scaled.select(wide, question).columns) > len(unscaled.select(wide, question).columns)
+    narrow = synthetic_schema(60 * 10, per_table=10)  # 60 tables: no change
+    assert scaled.select(narrow, question).columns == unscaled.select(narrow, question).columns
