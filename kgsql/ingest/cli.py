@@ -118,7 +118,8 @@ def _sources(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[
     sources: list[Path | str] = list(args.source)
     if len(sources) > 1:
         for option, given in (("--name", args.name), ("--descriptions", args.descriptions),
-                              ("--regions", args.regions), ("--profile", args.profile), ("--password-env", args.password_env),
+                              ("--regions", args.regions), ("--profile", args.profile),
+                              ("--password-env", args.password_env),
                               ("--password-file", args.password_file)):
             if given is not None:
                 parser.error(f"{option} applies to one database; give one SOURCE with it")

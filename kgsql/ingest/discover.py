@@ -203,7 +203,8 @@ class _Discovery:
         limit = self.max_values * TARGET_FACTOR if deep else self.max_values
         key = (t.name, c.name, limit)
         if key not in self._values:
-            self._values[key] = _distinct(self.conn, self.table_sql(t.name), c.name, limit) if self.rows[t.name] else (set(), True)
+            self._values[key] = (_distinct(self.conn, self.table_sql(t.name), c.name, limit) if self.rows[t.name]
+                                 else (set(), True))
         return self._values[key]
 
     def coverage(self, t: Table, c: Column, rt: Table, rc: Column) -> float | None:

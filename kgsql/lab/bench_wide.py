@@ -7,8 +7,9 @@ columns, a random FK tree plus extra links, a third of the columns holding
 text values), prepares the retriever once (index time, cached on disk), then
 times ``select`` per question: question encoding + MaxSim + value search +
 features + selection + join completion, then the re-index after one table's
-description changed (``reindex_one_table_s``) and the peak memory. Prints wall-clock p50/p95 overall and
-per stage, and the process CPU time per question (``cpu_ms``): on a machine
+description changed (``reindex_one_table_s``) and the peak memory. Prints
+wall-clock p50/p95 overall and per stage, and the process CPU time per
+question (``cpu_ms``): on a machine
 shared with other jobs wall time mostly measures waiting for a core, CPU time
 (with ``--threads 1`` and ``OPENBLAS_NUM_THREADS=1``) what one idle core needs.
 """

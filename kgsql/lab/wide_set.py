@@ -28,6 +28,7 @@ import random
 import sqlite3
 import sys
 from collections import Counter
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +143,8 @@ def prefixed_query(sql: str, db: str, tables: set[str]) -> str | None:
 def _same_answer(wide: Path, sql: str, own: Path, gold: str) -> bool:
     """Does ``sql`` return on the merged file what ``gold`` returns on its own database (as multisets)?"""
     try:
-        with sqlite3.connect(f"file:{wide}?mode=ro", uri=True) as a, sqlite3.connect(f"file:{own}?mode=ro", uri=True) as b:
+        with closing(sqlite3.connect(f"file:{wide}?mode=ro", uri=True)) as a, \
+                closing(sqlite3.connect(f"file:{own}?mode=ro", uri=True)) as b:
             a.text_factory = b.text_factory = lambda raw: raw.decode("utf-8", "replace")
             return Counter(a.execute(sql).fetchall()) == Counter(b.execute(gold).fetchall())
     except sqlite3.Error:

@@ -92,7 +92,8 @@ def build_index(encoder: Encoder, docs: list[Document], key: str, previous: Toke
             j = kept[h]
             lo, hi = previous.offsets[j], previous.offsets[j + 1]  # type: ignore[union-attr]
             vectors = previous.emb[lo:hi].astype(np.float16)  # type: ignore[union-attr]
-            field_rows, vector = previous.fields[lo:hi], previous.pooled[j].astype(np.float16)  # type: ignore[union-attr]
+            field_rows = previous.fields[lo:hi]  # type: ignore[union-attr]
+            vector = previous.pooled[j].astype(np.float16)  # type: ignore[union-attr]
         rows.append(vectors)
         fields.append(field_rows)
         pooled.append(vector)
