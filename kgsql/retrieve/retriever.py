@@ -74,6 +74,10 @@ class SelectionConfig:
     #: Spider databases (838 tables) the calibrated probabilities of the right tables fall to ~1e-3 and the
     #: thresholds fitted on single databases kept 50 % perfect recall (docs/retrieval.md, session 23).
     wide_tables: int = 80
+    #: ... and then at most this many tables and columns pass the thresholds, the likeliest first (a wide schema
+    #: of flatter probabilities, bench_wide's 1,000 tables, otherwise passes thousands of columns).
+    wide_max_tables: int = 30
+    wide_max_columns: int = 150
 
     def scale(self, tables: int) -> float:
         """The factor on both thresholds for a schema of ``tables`` tables (1 up to ``wide_tables``)."""
@@ -272,7 +276,10 @@ class SchemaRetriever:
                 r.append(reason)
 
         scale = cfg.scale(len(facts.table_names))
-        tables = set(np.flatnonzero(ev.p_table >= cfg.table_threshold * scale).tolist())
+        passed = np.flatnonzero(ev.p_table >= cfg.table_threshold * scale)
+        if scale < 1.0 and len(passed) > cfg.wide_max_tables:
+            passed = passed[np.argsort(-ev.p_table[passed], kind="stable")[: cfg.wide_max_tables]]
+        tables = set(passed.tolist())
         if len(ev.p_table):
             tables.add(int(np.argmax(ev.p_table)))  # first max: deterministic
         named = set(names_said(question, facts.table_names)) if cfg.include_named_tables else set()
@@ -283,6 +290,8 @@ class SchemaRetriever:
             add(int(i), REASON_VALUE)
         in_tables = np.isin(tix, list(tables))
         hits = np.flatnonzero(in_tables & (p >= cfg.column_threshold * scale))
+        if scale < 1.0 and len(hits) > cfg.wide_max_columns:
+            hits = np.sort(hits[np.argsort(-p[hits], kind="stable")[: cfg.wide_max_columns]])
         for i, reason in zip(hits, self._match_reasons(prep, ev, hits)):
             add(int(i), reason)
         if cfg.include_name_columns:

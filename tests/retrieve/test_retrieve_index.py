@@ -213,6 +213,9 @@ def test_thresholds_shrink_on_a_schema_wider_than_wide_tables(tmp_path: Path) ->
     scaled = SchemaRetriever(HashEncoder(), cache_dir=tmp_path)
     unscaled = scaled.with_config(wide_tables=0)
     question = "What is the total amount of each customer order?"
-    assert len(scaled.select(wide, question).columns) > len(unscaled.select(wide, question).columns)
+    widened = scaled.select(wide, question)
+    assert len(widened.columns) > len(unscaled.select(wide, question).columns)
+    capped = scaled.with_config(wide_max_tables=2, wide_max_columns=3).select(wide, question)  # the likeliest only
+    assert len(capped.columns) < len(widened.columns)
     narrow = synthetic_schema(60 * 10, per_table=10)  # 60 tables: no change
     assert scaled.select(narrow, question).columns == unscaled.select(narrow, question).columns
