@@ -24,7 +24,7 @@ from kgsql.schema.model import Column, Table
 from kgsql.schema.spatial_pairs import geometry_column
 from kgsql.sql.dialects import sqlglot_name
 
-__all__ = ["locate_values"]
+__all__ = ["geometry_holders", "locate_values"]
 
 def _holds(ctx: CheckContext, table: Table, column: str, text: str) -> bool:
     try:
@@ -33,8 +33,9 @@ def _holds(ctx: CheckContext, table: Table, column: str, text: str) -> bool:
         return True  # unsure: as if found, so nothing is rewritten
 
 
-def _holders(ctx: CheckContext, text: str, besides: Table) -> list[tuple[Table, Column]]:
-    """Every (geometry table, text column) other than ``besides`` that holds ``text``."""
+def geometry_holders(ctx: CheckContext, text: str, besides: Table | None = None) -> list[tuple[Table, Column]]:
+    """Every (geometry table, text column) other than ``besides`` that holds ``text`` (a probe that fails
+    counts as holding it, so an unsure place is ambiguous rather than misplaced)."""
     return [(t, c) for t in ctx.schema.tables if t is not besides and geometry_column(t) is not None
             for c in t.columns if c.spatial is None and is_text_type(c.type) and _holds(ctx, t, c.name, text)]
 
@@ -65,7 +66,7 @@ def _locate(ctx: CheckContext, select: exp.Select) -> bool:
         table = scope.by_alias[alias]
         if geometry_column(table) is None or _holds(ctx, table, col.name, lit.this):
             continue
-        holders = _holders(ctx, lit.this, table)
+        holders = geometry_holders(ctx, lit.this, table)
         if len(holders) != 1 or holders[0][0].name.lower() in scope.alias_of:
             continue
         holder, column = holders[0]

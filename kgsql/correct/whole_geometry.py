@@ -27,9 +27,8 @@ from typing import Final
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
+from kgsql.correct.located_values import geometry_holders
 from kgsql.correct.repair import rewrite_tree
-from kgsql.correct.values import value_exists
-from kgsql.db.engines.base import is_text_type
 from kgsql.errors import KgsqlError
 from kgsql.schema.model import Column, Table
 from kgsql.schema.spatial_pairs import geometry_column
@@ -56,9 +55,8 @@ def _geometry_subquery(ctx: CheckContext, node: exp.Expression) -> tuple[exp.Sel
     column = select.expressions[0].unalias()
     if not isinstance(column, exp.Column):
         return None
-    tables = {t.name.lower(): t for t in ctx.schema.tables}
     for source in select.find_all(exp.Table):
-        table = schema_table(source, tables)
+        table = schema_table(source, ctx.names.tables)
         if table is not None and column.table.lower() in ("", source.alias_or_name.lower()) and any(
                 c.name.lower() == column.name.lower() and c.spatial is not None for c in table.columns):
             return select, column
@@ -101,37 +99,26 @@ def whole_geometries(ctx: CheckContext, sql: str) -> str | None:
     return rewrite_tree(ctx, sql, widen)
 
 
-def _geometry_tables_of(ctx: CheckContext, call: exp.Func) -> list[Table] | None:
-    """The tables whose geometry columns the call's column arguments read; None when it reads none (then
-    the call is no spatial one and its texts are texts)."""
+def _geometry_tables(ctx: CheckContext) -> dict[str, list[Table]]:
+    """Lower-case geometry column name -> the tables that have one so named."""
     by_column: dict[str, list[Table]] = {}
     for table in ctx.schema.tables:
         for column in table.columns:
             if column.spatial is not None:
                 by_column.setdefault(column.name.lower(), []).append(table)
-    found = [t for argument in call.iter_expressions() if isinstance(argument, exp.Column)
-             for t in by_column.get(argument.name.lower(), [])]
-    return found or None
+    return by_column
 
 
 def _holder(ctx: CheckContext, text: str, near: list[Table]) -> tuple[Table, Column, Column] | None:
     """(geometry table, its text column holding ``text``, its geometry column): the one holder, or the one
     among the tables ``near`` (the call's own) when several hold it."""
-    holders = []
-    for table in ctx.schema.tables:
-        geometry = geometry_column(table)
-        if geometry is None:
-            continue
-        for column in table.columns:
-            if column.spatial is None and is_text_type(column.type):
-                try:
-                    if value_exists(ctx.connection(), table.name, column.name, text):
-                        holders.append((table, column, geometry))
-                except KgsqlError:
-                    continue
+    holders = geometry_holders(ctx, text)
     if len(holders) > 1:
         holders = [h for h in holders if h[0] in near]
-    return holders[0] if len(holders) == 1 else None
+    if len(holders) != 1:
+        return None
+    table, column = holders[0]
+    return table, column, geometry_column(table)  # type: ignore[return-value]
 
 
 def named_geometries(ctx: CheckContext, sql: str) -> str | None:
@@ -141,11 +128,15 @@ def named_geometries(ctx: CheckContext, sql: str) -> str | None:
     if union is None:
         return None
 
+    geometries = _geometry_tables(ctx)
+
     def read_places(tree: exp.Expression) -> bool:
         changed = False
         for call in list(tree.find_all(exp.Func)):
             texts = [a for a in call.iter_expressions() if isinstance(a, exp.Literal) and a.is_string]
-            near = _geometry_tables_of(ctx, call) if texts else None
+            # the call's column arguments that are geometries: none, and it is no spatial call
+            near = [t for a in call.iter_expressions() if isinstance(a, exp.Column)
+                    for t in geometries.get(a.name.lower(), [])] if texts else []
             for text in texts if near else []:
                 found = _holder(ctx, text.this, near)
                 if found is None:
