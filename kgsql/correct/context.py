@@ -35,14 +35,17 @@ class CheckContext:
     one of the dialects of :mod:`kgsql.sql.dialects` (default: the schema's), which
     decides how SQL is parsed and which spatial function names are suggested; ``allow_tables``:
     tables the file has but the schema does not list (see
-    :class:`~kgsql.sql.names.SchemaNames`). ``timeout_s`` and ``max_rows``
-    apply to the candidates run by :meth:`execute`.
+    :class:`~kgsql.sql.names.SchemaNames`); ``shown_tables``: the tables the
+    prompt showed, in its order (a repair choosing between tables prefers the
+    first of them; empty: the whole schema was shown). ``timeout_s`` and ``max_rows`` apply to the
+    candidates run by :meth:`execute`.
     """
 
     def __init__(self, schema: DatabaseSchema, question: str = "", *, timeout_s: float = 30.0,
                  max_rows: int = 10_000, path: str | os.PathLike[str] | None = None, dialect: str | None = None,
-                 allow_tables: Iterable[str] = (), evidence: str = "") -> None:
+                 allow_tables: Iterable[str] = (), evidence: str = "", shown_tables: Iterable[str] = ()) -> None:
         self.schema = schema
+        self.shown_tables = tuple(t.lower() for t in shown_tables)
         self.question = question
         self.evidence = evidence  # what the question came with (a rewrite may respect what it names)
         self.timeout_s = timeout_s

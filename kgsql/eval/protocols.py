@@ -12,6 +12,7 @@ when that leaves a side empty.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from kgsql.errors import InputError
@@ -104,6 +105,29 @@ def cross_fold_groups(dataset: Dataset, questions: Sequence[GoldQuestion],
         groups.append(Group(test, pool, {"split": dataset.split, "fold": fold.name,
                                          "train": "+".join(fold.train_dbs)}))
     return groups
+
+
+#: ``--pool own``: no pool given, as a user asks: the database's taught examples, else a spatial
+#: database's derived ones, else kgsql's shipped examples (``kgsql.stages.examples``).
+OWN_POOL = "own"
+
+
+def load_pool(pool: str | None, dataset: Dataset, data_dir: Path) -> Any:
+    """The fixed pool of a single-protocol run: ``pool`` (a file, ``none`` or ``own``), else the benchmark's
+    own (None: the benchmark's per-database pools, or no pool)."""
+    from kgsql.fewshot.pool import ExamplePool
+
+    if pool and pool.lower() == "none":
+        return None
+    if pool and pool.lower() == OWN_POOL:
+        from kgsql.fewshot.shipped import SHIPPED_EXAMPLES
+
+        return SHIPPED_EXAMPLES  # what `kgsql ask` shows with no pool given
+    if pool:
+        path = Path(pool)
+        return ExamplePool.from_jsonl(path) if path.suffix == ".jsonl" else ExamplePool.from_spider(path)
+    find = dataset.benchmark.pool
+    return find(data_dir) if find is not None else None
 
 
 def single_groups(dataset: Dataset, questions: Sequence[GoldQuestion], pool: Any = None, *,

@@ -30,7 +30,7 @@ from kgsql.eval.datasets.registry import cross_fold_benchmarks, language_help, l
 from kgsql.eval.interactions import interaction_line
 from kgsql.eval.method import default_shots, lead_shots, make_method, parse_sets, registry
 from kgsql.eval.metric_registry import get_metric, metric_names
-from kgsql.eval.protocols import PAPER_SHOTS, cross_fold_groups, paper_table, parse_folds, single_groups
+from kgsql.eval.protocols import PAPER_SHOTS, cross_fold_groups, load_pool, paper_table, parse_folds, single_groups
 from kgsql.eval.records import Record, RecordLog
 from kgsql.eval.report import summarize, write_report
 from kgsql.eval.replay import ReplayLM, Replaying
@@ -92,7 +92,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                         help="override a field of the method's options, e.g. --set correction=false (repeatable)")
     parser.add_argument("--pool", default=None,
-                        help="few-shot pool: Spider-format JSON or JSONL query log, or 'none' (default: "
+                        help="few-shot pool: Spider-format JSON or JSONL query log, 'none', or 'own' (what a user "
+                             "without one gets: taught, else a spatial database's derived, else shipped examples; "
+                             "with --protocol single) (default: "
                              + (per_benchmark(lambda b: b.pool_note or None) or "none") + ")")
     parser.add_argument("--model", default=None,
                         help="local model (default KGSQL_LOCAL_MODEL or qwen2.5-coder-1.5b); with "
@@ -118,9 +120,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "a call the records lack is logged unscored as not replayable")
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    parser.add_argument("--pool-databases", action="store_true",
+    parser.add_argument("--pool-databases", nargs="?", const=True, default=False, metavar="FOLDER",
                         help="ingest every database of the dataset and route each question among them (no database "
-                             "named; records note routed_db and routed_right; kgsql.route)")
+                             "named; records note routed_db and routed_right; kgsql.route); with FOLDER, every "
+                             "database under it joins the pool too (a warehouse: all of Spider's 166)")
     add_privileged_flag(parser)
 
 
@@ -180,20 +183,6 @@ def load_split(args: argparse.Namespace, split: str | None) -> Dataset:
     benchmark = get_benchmark(args.dataset)
     return benchmark.load(args.data_dir, split, **benchmark.loader_options(
         lang=args.questions_lang, db_dir=getattr(args, "db_dir", None)))
-
-
-def load_pool(args: argparse.Namespace, dataset: Dataset) -> Any:
-    """The fixed pool of a single-protocol run: ``--pool``, else the benchmark's own (None: the
-    benchmark's per-database pools, or no pool)."""
-    from kgsql.fewshot.pool import ExamplePool
-
-    if args.pool and args.pool.lower() == "none":
-        return None
-    if args.pool:
-        path = Path(args.pool)
-        return ExamplePool.from_jsonl(path) if path.suffix == ".jsonl" else ExamplePool.from_spider(path)
-    find = dataset.benchmark.pool
-    return find(args.data_dir) if find is not None else None
 
 
 def open_lm(model: str | None, n_ctx: int = 8192) -> Any:
@@ -273,7 +262,7 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
                                      shipped_profiles=not args.no_profiles)
             check_no_leakage(graph, names, questions)
             route = _pooled_router(args, graph, dataset, encoder, say)
-            fixed_pool = load_pool(args, dataset) if args.protocol == "single" else None
+            fixed_pool = load_pool(args.pool, dataset, args.data_dir) if args.protocol == "single" else None
             for method, shots in plan:
                 wants_pool = shots + overrides.get("lead_shots", lead_shots(method)) > 0
                 if (wants_pool and args.protocol == "single" and not benchmark.pool_from_other_databases
@@ -315,12 +304,21 @@ def _with_database(args: argparse.Namespace, dataset: Dataset, skip_by_default: 
 
 def _pooled_router(args: argparse.Namespace, graph: Any, dataset: Dataset, encoder: Any,
                    say: Callable[[str], None]) -> Callable[[str], Any] | None:
-    """With ``--pool-databases``: every database of the dataset ingested, and a router over just those."""
-    if not getattr(args, "pool_databases", False):
+    """With ``--pool-databases``: every database of the dataset (and of its FOLDER) ingested, and a router
+    over just those."""
+    pool = getattr(args, "pool_databases", False)
+    if not pool:
         return None
+    from dataclasses import replace
+
+    from kgsql.ingest.reader import require_databases
     from kgsql.route.graph_router import GraphRouter
 
-    pooled = ingest_databases(graph, dataset, dataset.db_files, prefix=args.graph_prefix, log=say,
+    files = dict(dataset.db_files)
+    if pool is not True:  # a folder: its databases, by file name, beside the dataset's own
+        for path in require_databases(pool):
+            files.setdefault(path.stem, path)
+    pooled = ingest_databases(graph, replace(dataset, db_files=files), files, prefix=args.graph_prefix, log=say,
                               shipped_profiles=not args.no_profiles)
     say(f"{dataset.name} {dataset.split}: questions routed among {len(pooled)} databases")
     return GraphRouter(graph, encoder, only=set(pooled.values())).route

@@ -7,7 +7,8 @@ columns, a random FK tree plus extra links, a third of the columns holding
 text values), prepares the retriever once (index time, cached on disk), then
 times ``select`` per question: question encoding + MaxSim + value search +
 features + selection + join completion, then the re-index after one table's
-description changed (``reindex_one_table_s``) and the peak memory. Prints
+description changed (``reindex_one_table_s``: until the new index answers;
+``reindex_written_s``: until its file is on disk too) and the peak memory. Prints
 wall-clock p50/p95 overall and per stage, and the process CPU time per
 question (``cpu_ms``): on a machine
 shared with other jobs wall time mostly measures waiting for a core, CPU time
@@ -142,6 +143,8 @@ def run(n_columns: int, n_questions: int, per_table: int, workdir: Path, encoder
     t = time.perf_counter()
     retriever.prepare(changed, db_path=db)
     res["reindex_one_table_s"] = round(time.perf_counter() - t, 2)
+    retriever.store.wait()  # a wide index's file is written in the background (kgsql.retrieve.index)
+    res["reindex_written_s"] = round(time.perf_counter() - t, 2)
     res["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return res
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from kgsql.text.words import identifier_words, split_identifier, words
 from kgsql.schema.model import Column, DatabaseSchema, Table
@@ -47,20 +48,20 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0]
 
 
-def _readable_name(col: Column) -> str:
+def _readable_name(name: str, readable_name: str, description: str) -> str:
     """Identifier words, plus a different readable name when a description file gave one."""
-    base = identifier_words(col.name)
-    readable = " ".join(str(getattr(col, "readable_name", "") or "").split())
-    if readable and readable.lower() not in {col.name.lower(), base.lower()} and readable.lower() not in col.description.lower():
+    base = identifier_words(name)
+    readable = " ".join(readable_name.split())
+    if readable and readable.lower() not in {name.lower(), base.lower()} and readable.lower() not in description.lower():
         return f"{base} ({readable})"
     return base
 
 
-def _examples(col: Column) -> list[str]:
+def _examples(values: tuple[str, ...]) -> list[str]:
     """Text value examples worth embedding (numbers and long strings say little)."""
     out: list[str] = []
-    for v in col.value_examples:
-        v = str(v).strip()
+    for v in values:
+        v = v.strip()
         if not v or _NUMERIC.match(v) or len(v) > MAX_EXAMPLE_CHARS:
             continue
         out.append(v)
@@ -71,24 +72,31 @@ def _examples(col: Column) -> list[str]:
 
 def column_document(table: Table, col: Column) -> Document:
     """The sentence describing one column, with its words grouped by field."""
-    name = _readable_name(col)
-    table_words = identifier_words(table.name)
+    return _column_document(table.name, col.name, str(getattr(col, "readable_name", "") or ""), col.description,
+                            col.value_explanation, tuple(str(v) for v in col.value_examples))
+
+
+@lru_cache(maxsize=1 << 17)  # re-indexing a wide schema after one table changed rebuilds the others' documents
+def _column_document(table: str, column: str, readable_name: str, description: str, value_explanation: str,
+                     value_examples: tuple[str, ...]) -> Document:
+    name = _readable_name(column, readable_name, description)
+    table_words = identifier_words(table)
     text = f"a column named {name} in table {table_words}"
-    desc = _clip(col.description, MAX_DESCRIPTION_CHARS) if col.description else ""
-    if desc and desc.lower() not in {col.name.lower(), name.lower()}:
+    desc = _clip(description, MAX_DESCRIPTION_CHARS) if description else ""
+    if desc and desc.lower() not in {column.lower(), name.lower()}:
         text += f" about {desc}"
-    if col.value_explanation:
-        text += f"; {_clip(col.value_explanation, MAX_DESCRIPTION_CHARS)}"
-    ex = _examples(col)
+    if value_explanation:
+        text += f"; {_clip(value_explanation, MAX_DESCRIPTION_CHARS)}"
+    ex = _examples(value_examples)
     if ex:
         text += "; such as " + ", ".join(ex)
     fields = (
-        frozenset(words(name)) | frozenset(split_identifier(col.name)),
+        frozenset(words(name)) | frozenset(split_identifier(column)),
         frozenset(words(table_words)),
-        frozenset(words(desc + " " + col.value_explanation)),
+        frozenset(words(desc + " " + value_explanation)),
         frozenset(w for e in ex for w in words(e)),
     )
-    return Document(table.name, col.name, text, fields)
+    return Document(table, column, text, fields)
 
 
 def table_document(table: Table) -> Document:

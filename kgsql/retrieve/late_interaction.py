@@ -23,7 +23,7 @@ def maxsim_all(q: np.ndarray, index: TokenIndex) -> np.ndarray:
     """``[n_query_tokens, n_docs]``: each query token's best similarity in each document."""
     if index.n_docs == 0:
         return np.zeros((len(q), 0), dtype=np.float32)
-    sim = q @ index.emb.T
+    sim = q @ index.emb32.T
     return np.maximum.reduceat(sim, index.offsets[:-1], axis=1)
 
 
@@ -41,7 +41,7 @@ def maxsim_subset(q: np.ndarray, index: TokenIndex, doc_ids: np.ndarray) -> np.n
     if len(doc_ids) == 0:
         return np.zeros((len(q), 0), dtype=np.float32)
     rows, local_starts = segment_rows(index.offsets, doc_ids)
-    sim = q @ index.emb[rows].T
+    sim = q @ index.rows32(rows).T
     return np.maximum.reduceat(sim, local_starts, axis=1)
 
 

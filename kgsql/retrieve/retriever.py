@@ -344,7 +344,7 @@ class SchemaRetriever:
                 # The query token that singles this column out most, and the document row it matched.
                 qi = int(np.argmax(z[:, j]))
                 lo, hi = index.offsets[nt + i], index.offsets[nt + i + 1]
-                row = lo + int(np.argmax(index.emb[lo:hi] @ ev.query.vectors[qi]))
+                row = lo + int(np.argmax(index.rows32(slice(lo, hi)) @ ev.query.vectors[qi]))
                 out.append(_FIELD_REASON.get(FIELD_NAMES[int(index.fields[row])], REASON_NAME))
         return out
 

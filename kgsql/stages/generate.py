@@ -42,8 +42,9 @@ def prompt_parts(state: QuestionState, *, cot: bool = False) -> PromptParts:
 def correct_into(state: QuestionState, generator: Generator, prompt: Any, loop: LoopOptions, *,
                  timeout_s: float, max_rows: int) -> None:
     """Runs the correction loop for ``prompt`` and writes its outcome into ``state.answer``."""
+    shown = [t.name for t in state.schema.tables] if state.schema is not None else []
     with CheckContext(state.full, state.question, timeout_s=timeout_s, max_rows=max_rows,
-                      evidence=state.answer.evidence) as ctx:
+                      evidence=state.answer.evidence, shown_tables=shown) as ctx:
         result = CorrectionLoop(generator, loop).run(prompt, state.question, ctx, state.trace)
     answer = state.answer
     answer.rounds = result.rounds

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 #: Common schema abbreviations -> words. Kept small and unambiguous; the
 #: original token stays in the text too, so a wrong expansion costs little.
@@ -40,11 +41,17 @@ def split_identifier(name: str) -> list[str]:
     Handles snake_case, camelCase, runs of capitals (``CDSCode`` -> cds code)
     and letter/digit boundaries (``NumGE1500`` -> num ge 1500).
     """
+    return list(_split_identifier(name))
+
+
+@lru_cache(maxsize=1 << 16)  # a wide schema repeats its names: re-indexing 30,000 columns split them again
+def _split_identifier(name: str) -> tuple[str, ...]:
     text = _CAMEL_2.sub(r"\1 \2", _CAMEL_1.sub(r"\1 \2", name))
     text = _DIGITS.sub(" ", text)
-    return [w.lower() for w in _NON_WORD.split(text) if w]
+    return tuple(w.lower() for w in _NON_WORD.split(text) if w)
 
 
+@lru_cache(maxsize=1 << 16)
 def identifier_words(name: str) -> str:
     """Readable form of an identifier, with known abbreviations expanded in brackets."""
     words = split_identifier(name)

@@ -38,3 +38,32 @@ def test_the_loop_renames_the_table_without_another_model_call(geo_ctx: CheckCon
         assert rows == expected
         assert model.calls == 1
 
+
+
+def test_a_table_without_its_prefix_or_schema_is_the_one_the_prompt_showed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """In a warehouse-wide schema the 1.5B drops the merged database's prefix (``FROM singer`` for
+    ``concert_singer__singer``: session 24's wide run) and on PostgreSQL the schema (``staff`` for
+    ``hr.staff``); of two such tables, the one the prompt showed first is meant, and of none shown, neither."""
+    import sqlite3
+
+    from kgsql.ingest.reader import read_database
+    from kgsql.schema.model import Table
+
+    db = tmp_path / "wide.sqlite"
+    with sqlite3.connect(db) as conn:
+        for name in ("concert_singer__singer", "singer__singer", "pets__pet_types"):
+            conn.execute(f"CREATE TABLE {name} (id INTEGER PRIMARY KEY, name TEXT)")
+    schema = read_database(db)
+    written = "SELECT singer.name FROM singer WHERE singer.id = 1"
+    with CheckContext(schema, shown_tables=["concert_singer__singer", "pets__pet_types"]) as ctx:
+        fixed = rename_tables(ctx, written)
+        assert fixed == "SELECT singer.name FROM concert_singer__singer AS singer WHERE singer.id = 1"
+        assert ctx.execute(fixed).rows == []
+        assert rename_tables(ctx, "SELECT name FROM pet_type") == "SELECT name FROM pets__pet_types AS pet_type"
+    with CheckContext(schema, shown_tables=["singer__singer", "concert_singer__singer"]) as ctx:
+        assert rename_tables(ctx, written) == "SELECT singer.name FROM singer__singer AS singer WHERE singer.id = 1"
+    with CheckContext(schema, shown_tables=["pets__pet_types"]) as ctx:
+        assert rename_tables(ctx, written) is None  # two could be meant, the prompt showed neither
+    schema.tables.append(Table(name="hr.staff", columns=list(schema.tables[0].columns)))
+    with CheckContext(schema) as ctx:
+        assert rename_tables(ctx, "SELECT name FROM staff") == "SELECT name FROM hr.staff AS staff"

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import pytest
 
-from kgsql.errors import InputError, UnknownNameError
+from kgsql.errors import InputError, KgsqlError, UnknownNameError
 from kgsql.eval.records import read_records
 from kgsql.eval.run import add_arguments, run_eval
 from kgsql.llm.errors import LLMConnectionError
@@ -133,6 +133,37 @@ def test_pool_databases_routes_each_question_first(spider_dir: Path, tmp_path: P
         assert isinstance(records[i].extra["routed_close"], bool)
     assert [records[i].spider_ex for i in ("0", "1", "3", "4")] == [1, 1, 1, 0]
     assert records["2"].error_kind == "missing_db" and "routed_db" not in records["2"].extra
+
+
+def test_pool_databases_with_a_folder_routes_among_its_databases_too(spider_dir: Path, tmp_path: Path,
+                                                                      schema_graph) -> None:  # type: ignore[no-untyped-def]
+    """Issue 33's EX at scale: ``--pool-databases FOLDER`` adds every database under FOLDER (a warehouse)
+    to the dataset's own; a folder without databases is one clear error before any question."""
+    warehouse = tmp_path / "warehouse"
+    make_db(warehouse / "garden.sqlite", "CREATE TABLE plant (id INTEGER PRIMARY KEY, species TEXT, height REAL);")
+    make_db(warehouse / "music" / "music.sqlite", MUSIC)  # the dataset's own database is not pooled twice
+    out = tmp_path / "run"
+    said: list[str] = []
+    run_eval(spider_args(spider_dir, out, "--pool-databases", str(warehouse)), lm=answering_lm(), graph=schema_graph,
+             say=said.append)
+    assert any("routed among 3 databases" in line for line in said)
+    records = {r.id: r for r in read_records(out / "records.jsonl")}
+    assert [records[i].extra["routed_right"] for i in ("0", "1", "3", "4")] == [True] * 4
+    with pytest.raises(KgsqlError, match="no databases"):
+        run_eval(spider_args(spider_dir, tmp_path / "run2", "--pool-databases", str(tmp_path / "run")),
+                 lm=answering_lm(), graph=schema_graph, say=said.append)
+
+
+def test_pool_own_asks_as_a_user_without_a_pool_would(spider_dir: Path, tmp_path: Path, schema_graph) -> None:  # type: ignore[no-untyped-def]
+    """``--pool own``: no pool given, so the method shows what `kgsql ask` would: the database's taught
+    examples, else a spatial database's derived ones, else kgsql's shipped examples (not 0-shot)."""
+    lm = answering_lm()
+    out = tmp_path / "run"
+    run_eval(spider_args(spider_dir, out, "--pool", "own", "--shots", "5", "--limit", "1"), lm=lm,
+             graph=schema_graph, say=lambda s: None)
+    record = read_records(out / "records.jsonl")[0]
+    assert record.shots == 5 and record.spider_ex == 1
+    assert "Who directed Avatar?" in lm.calls[0].prompt  # a plain database: the shipped examples
 
 
 def test_second_run_skips_done_questions(spider_dir: Path, tmp_path: Path, schema_graph) -> None:

@@ -46,9 +46,13 @@ def test_minilm_token_embeddings(minilm) -> None:  # type: ignore[no-untyped-def
     assert pooled.shape == (2, 384)
 
 
-def test_documents_encoded_once_give_what_the_two_calls_give(minilm) -> None:  # type: ignore[no-untyped-def]
+DOCUMENT_TEXTS = ["name of the singer", "total amount paid in euros; values: 12.5, 40", "and the of", ""]
+
+
+def test_documents_encoded_once_give_what_the_two_calls_give(minilm, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Indexing runs the model once per document for both kinds of vector (issue 33's index time)."""
-    texts = ["name of the singer", "total amount paid in euros; values: 12.5, 40", "and the of", ""]
+    monkeypatch.setattr(minilm, "bf16_documents", False)
+    texts = DOCUMENT_TEXTS
     tokens, pooled = minilm.encode_documents(texts)
     apart = minilm.encode_tokens(texts)
     assert [t.tokens for t in tokens] == [t.tokens for t in apart]
@@ -56,6 +60,21 @@ def test_documents_encoded_once_give_what_the_two_calls_give(minilm) -> None:  #
     assert np.array_equal(pooled, minilm.encode_pooled(texts))
     hashed = HashEncoder(64)  # the default pairing of the two calls
     assert np.array_equal(hashed.encode_documents(texts)[1], hashed.encode_pooled(texts))
+
+
+def test_bfloat16_documents_stay_within_rounding_of_float32(minilm, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The bfloat16 document pass (index time, issue 33) gives the same tokens and nearly the same vectors,
+    and keys its indexes apart from float32 ones."""
+    monkeypatch.setattr(minilm, "bf16_documents", False)
+    exact_tokens, exact_pooled = minilm.encode_documents(DOCUMENT_TEXTS)
+    name = minilm.document_name
+    monkeypatch.setattr(minilm, "bf16_documents", True)
+    tokens, pooled = minilm.encode_documents(DOCUMENT_TEXTS)
+    assert minilm.document_name == f"{name}:bf16" and name == minilm.name
+    assert [t.tokens for t in tokens] == [t.tokens for t in exact_tokens]
+    for a, b in zip(tokens, exact_tokens):
+        assert np.all((a.vectors * b.vectors).sum(axis=1) > 0.999)
+    assert np.all((pooled * exact_pooled).sum(axis=1) > 0.999)
 
 
 def test_optional_colbert_encoders_fail_clearly() -> None:
@@ -137,12 +156,45 @@ def test_a_changed_table_alone_is_encoded_again(school, tmp_path: Path) -> None:
     incremental = IndexStore(encoder, tmp_path).get("school", docs)
     assert 0 < encoder.documents <= 1 + len(first.columns) < everything  # the table's document and its columns'
     fresh = IndexStore(CountingEncoder(), tmp_path / "fresh").get("school", docs)
-    for name in ("emb", "offsets", "fields", "pooled"):
+    for name in ("emb", "offsets", "fields", "pooled", "mean_tok"):
         assert np.array_equal(getattr(incremental, name), getattr(fresh, name)), name
     assert incremental.doc_hashes == fresh.doc_hashes and incremental.key == fresh.key
     encoder.documents = 0
     IndexStore(encoder, tmp_path).get("school_2", docs)  # another database's index is not this one's
     assert encoder.documents == everything
+
+
+def test_a_warm_store_reindexes_from_memory_and_keeps_two_indexes_a_database(school, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Without the disk cache, the index in memory is the previous one (only the changed table is encoded);
+    a database keeps its last two indexes, older ones are let go; an index file without stored mean
+    vectors loads to the same ones."""
+    import dataclasses
+
+    from kgsql.retrieve.index import load_index, save_index
+
+    encoder = CountingEncoder()
+    store = IndexStore(encoder, tmp_path, use_disk=False)
+    before = store.get("school", schema_documents(school))
+    first = school.tables[0]
+    changed = dataclasses.replace(school, tables=[dataclasses.replace(first, description="where pupils live"),
+                                                  *school.tables[1:]])
+    encoder.documents = 0
+    after = store.get("school", schema_documents(changed))
+    assert 0 < encoder.documents <= 1 + len(first.columns)
+    assert store.get("school", schema_documents(changed)) is after
+    assert store.get("school", schema_documents(school)) is before and before.key != after.key
+    third = dataclasses.replace(school, tables=[dataclasses.replace(first, description="houses"), *school.tables[1:]])
+    store.get("school", schema_documents(third))
+    encoder.documents = 0
+    assert store.get("school", schema_documents(school)) is before  # kept: it was asked for last
+    assert store.get("school", schema_documents(changed)) is not after and encoder.documents > 0  # let go
+    assert not list(tmp_path.glob("*.npz"))
+    path = tmp_path / "school.npz"
+    save_index(after, path)
+    with np.load(path) as z:  # as written before the mean vectors were kept
+        np.savez(tmp_path / "old.npz", **{k: z[k] for k in z.files if k != "mean_tok"})
+    old = load_index(tmp_path / "old.npz")
+    assert old is not None and np.array_equal(old.mean_tok, after.mean_tok) and np.array_equal(old.emb, after.emb)
 
 
 def test_documents_key_depends_on_encoder_and_text(school) -> None:  # type: ignore[no-untyped-def]
@@ -219,3 +271,17 @@ def test_thresholds_shrink_on_a_schema_wider_than_wide_tables(tmp_path: Path) ->
     assert len(capped.columns) < len(widened.columns)
     narrow = synthetic_schema(60 * 10, per_table=10)  # 60 tables: no change
     assert scaled.select(narrow, question).columns == unscaled.select(narrow, question).columns
+
+
+def test_a_large_index_is_written_behind_and_wait_finds_it_on_disk(school, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An index over ``WRITE_BEHIND_ROWS`` rows is saved by a background thread (re-indexing a wide schema is
+    done when its vectors are); ``wait`` returns once the file is there, and a new store reads it back."""
+    import kgsql.retrieve.index as index_module
+
+    monkeypatch.setattr(index_module, "WRITE_BEHIND_ROWS", 0)
+    store = IndexStore(CountingEncoder(), tmp_path)
+    built = store.get("school", schema_documents(school))
+    store.wait()
+    assert len(list(tmp_path.glob("school-*.npz"))) == 1
+    again = IndexStore(CountingEncoder(), tmp_path)
+    assert np.array_equal(again.get("school", schema_documents(school)).emb, built.emb) and again.encoded == 0
