@@ -200,6 +200,9 @@ def examples_note(data: dict[str, Any]) -> str:
         return "" if data.get("steps") else "no examples shown: zero-shot"
     if source == "taught":
         return f"{shown} example(s) taught to {data['db']} shown"
+    if source == "derived":
+        return (f"{shown} example(s) written from {data['db']}'s own geometry tables shown (teach it real ones "
+                f"with ingest --history)")
     if source == "shipped":
         return (f"{shown} of kgsql's shipped examples shown (the measured default; a database's own, taught "
                 f"with ingest --history or the page's 'keep as an example', replace them)")

@@ -8,8 +8,8 @@ reference the schema lacks is renamed to the one table whose name says the same 
 table whose own name says those words: the name without its schema (``staff`` for PostgreSQL's
 ``hr.staff``) or without a merged database's prefix (``singer`` for ``concert_singer__singer`` in a
 warehouse-wide schema, where the 1.5B drops the prefix its examples never had); of several such, the
-one the prompt showed first (retrieval's order). A name no table or several tables could be, a common table expression's name, or
-a schema-qualified table is left alone.
+one the prompt showed first (retrieval's order). A name no table or several tables could be, a common
+table expression's name, or a schema-qualified table is left alone.
 """
 from __future__ import annotations
 

@@ -51,7 +51,7 @@ class Answer:
     tips: list[str] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)  # ids of the pool examples shown
-    example_source: str = ""  # where they came from: pool (given), taught (the database's), shipped
+    example_source: str = ""  # where they came from: pool (given), taught (the database's), derived (spatial), shipped
     rounds: int = 0
     repaired: int = 0  # candidates written by join repair (no model call)
     steps: list[dict[str, Any]] = field(default_factory=list)  # agent mode: thought, action, observation

@@ -102,7 +102,7 @@ ENCODE_CHUNK = 2048
 def build_index(encoder: Encoder, docs: list[Document], key: str, previous: TokenIndex | None = None) -> TokenIndex:
     """Encode ``docs`` (tokens and pooled) and pack them; float16-rounded for cache parity. A document of
     ``previous`` (the same encoder's) with the same :func:`document_hash` is not encoded again: its rows
-    are copied in one gather, so re-indexing one changed table of a wide schema costs that table."""
+    are copied in a few slices, so re-indexing one changed table of a wide schema costs that table."""
     hashes = [document_hash(d) for d in docs]
     kept: dict[str, int] = {}
     if previous is not None and previous.encoder_name == encoder.document_name and previous.doc_hashes:

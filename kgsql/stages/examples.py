@@ -3,9 +3,12 @@
 DAIL-SQL's finding, and ours with small local models: similar (question, SQL)
 pairs in the same form as the final question are the cheapest accuracy there
 is. Without a pool, the examples the database was taught (``SchemaGraph.learn``,
-``ingest --history``: ``graph_examples``) are the pool; without either, the
-``fallback`` pool (the shipped examples the default was measured with,
-``kgsql.fewshot.shipped``) in its own order; without any, zero-shot.
+``ingest --history``: ``graph_examples``) are the pool; without either, a
+spatial database's own derived examples (``kgsql.fewshot.spatial_derived``:
+questions written from its geometry tables), else the ``fallback`` pool (the
+shipped examples the default was measured with, ``kgsql.fewshot.shipped``) in
+its own order; without any, zero-shot. The last two only where a ``fallback``
+is given: the path of a user with nothing of their own.
 
 Two of these stages may run: one picking ``lead`` examples that are the same
 for every question (``typical`` selection, shown first so a prefix-caching
@@ -69,7 +72,8 @@ class PickExamples:
             return self._selectors[selection], "pool"
         rows = self.graph_examples(db) if self.graph_examples is not None else []
         if not rows:
-            return self._fallback_selector(), "shipped"
+            derived = self._derived_selector(db, schema, selection) if self.fallback is not None else None
+            return (derived, "derived") if derived is not None else (self._fallback_selector(), "shipped")
         keys = (selection, *sorted(r["key"] for r in rows))
         cached = self._per_db.get(db)
         if cached is None or cached[0] != keys:
@@ -80,6 +84,28 @@ class PickExamples:
             cached = (keys, get_selector(selection, pool, encoder=self.encoder))
             self._per_db[db] = cached
         return cached[1], "taught"
+
+    def _derived_selector(self, db: str, schema: Any, selection: str) -> Any:
+        """A selector over a spatial database's derived examples (rebuilt when they change), or None."""
+        if not schema.is_spatial:
+            return None
+        from kgsql.fewshot.spatial_derived import derived_examples
+
+        pairs = derived_examples(schema)
+        if not pairs:
+            return None
+        keys = ("derived", selection, *pairs)
+        cached = self._per_db.get(db)
+        if cached is None or cached[0] != keys:
+            from kgsql.fewshot.pool import ExamplePool
+            from kgsql.fewshot.select import get_selector
+
+            records = [{"question": q, "sql": sql, "db_id": db, "id": f"derived-{i}"}
+                       for i, (q, sql) in enumerate(pairs)]
+            pool = ExamplePool.from_records(records, name=f"{db}-derived", schemas=lambda _db: schema)
+            cached = (keys, get_selector(selection, pool, encoder=self.encoder))
+            self._per_db[db] = cached
+        return cached[1]
 
     def _fallback_selector(self) -> Any:
         """The fallback pool in its own order (it holds the examples to show, not candidates), or None."""

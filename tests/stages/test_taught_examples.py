@@ -27,8 +27,9 @@ def test_learnt_pairs_are_shown_as_examples_and_dropped_with_the_database(schema
     method = build("kgsql", schema_graph, lm, encoder=HashEncoder(), retriever=WholeSchema(),
                    value_hints=False, join_hints=False)
     first = method.ask("Which river is the longest?", db=db)
-    assert "How many provinces" not in lm.calls[-1].prompt  # nothing taught yet: the shipped examples
-    assert first.example_source == "shipped" and "Who directed Avatar?" in lm.calls[-1].prompt
+    assert "How many provinces" not in lm.calls[-1].prompt  # nothing taught yet: a spatial database's own
+    assert first.example_source == "derived" and "Who directed Avatar?" not in lm.calls[-1].prompt
+    assert "What is the length of Amber River?" in lm.calls[-1].prompt  # derived from its geometry tables
     zero_shot = build("kgsql", schema_graph, lm, pool=None, encoder=HashEncoder(), retriever=WholeSchema(),
                       value_hints=False, join_hints=False)
     assert zero_shot.ask("Which river is the longest?", db=db).examples == []
@@ -43,7 +44,7 @@ def test_learnt_pairs_are_shown_as_examples_and_dropped_with_the_database(schema
     prompt = lm.calls[-1].prompt
     assert "How many provinces are there?" in prompt and "SELECT count(*) FROM provinces" in prompt
     assert len(answer.examples) == 2 and answer.rows == [("Silver River",)]
-    assert answer.example_source == "taught" and "Who directed Avatar?" not in prompt  # taught replace shipped
+    assert answer.example_source == "taught" and "Amber River?" not in prompt  # taught replace derived
 
     schema_graph.learn("How many provinces are there?", "SELECT count(*) FROM provinces", db=db)  # again
     assert len(schema_graph.examples(db)) == 2
