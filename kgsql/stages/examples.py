@@ -41,6 +41,7 @@ class PickExamples:
     questions: bool = True  # False: show each example's SQL only (about half the tokens)
     spatial_selection: str = ""  # on a spatial database ("" = ``selection``)
     fallback: Any = None  # a pool shown as it is when there is neither ``pool`` nor taught examples
+    derived_too: bool = False  # a spatial database's derived examples are candidates beside ``pool``'s
     name: str = "examples"
     _selectors: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _per_db: dict[str, tuple[tuple[Any, ...], Any]] = field(default_factory=dict, init=False, repr=False)
@@ -61,15 +62,17 @@ class PickExamples:
         return self.spatial_selection if self.spatial_selection and schema.is_spatial else self.selection
 
     def selector_for(self, db: str, schema: Any) -> tuple[Any, str]:
-        """The pool's selector, else one over ``db``'s taught examples (rebuilt when they change),
-        else the fallback's; with where its examples come from (``pool``/``taught``/``shipped``)."""
+        """The pool's selector (with a spatial database's derived examples beside it when ``derived_too``),
+        else one over ``db``'s taught examples (rebuilt when they change), else over its derived ones, else
+        the fallback's; with where its examples come from (``pool``/``taught``/``derived``/``shipped``)."""
         from kgsql.fewshot.select import get_selector
 
         selection = self.selection_for(schema)
+        if self.pool is not None and self.derived_too and schema.is_spatial:
+            merged = self._derived_selector(db, schema, selection, beside=self.pool)
+            return merged or self._pool_selector(selection), "pool"
         if self.pool is not None:
-            if selection not in self._selectors:
-                self._selectors[selection] = get_selector(selection, self.pool, encoder=self.encoder)
-            return self._selectors[selection], "pool"
+            return self._pool_selector(selection), "pool"
         rows = self.graph_examples(db) if self.graph_examples is not None else []
         if not rows:
             derived = self._derived_selector(db, schema, selection) if self.fallback is not None else None
@@ -85,8 +88,9 @@ class PickExamples:
             self._per_db[db] = cached
         return cached[1], "taught"
 
-    def _derived_selector(self, db: str, schema: Any, selection: str) -> Any:
-        """A selector over a spatial database's derived examples (rebuilt when they change), or None."""
+    def _derived_selector(self, db: str, schema: Any, selection: str, *, beside: Any = None) -> Any:
+        """A selector over a spatial database's derived examples, with the examples of the pool ``beside``
+        when given (rebuilt when they change), or None."""
         if not schema.is_spatial:
             return None
         from kgsql.fewshot.spatial_derived import derived_examples
@@ -94,18 +98,27 @@ class PickExamples:
         pairs = derived_examples(schema)
         if not pairs:
             return None
-        keys = ("derived", selection, *pairs)
+        keys = ("derived", selection, id(beside), *pairs)
         cached = self._per_db.get(db)
         if cached is None or cached[0] != keys:
-            from kgsql.fewshot.pool import ExamplePool
+            from kgsql.fewshot.pool import ExamplePool, PoolExample
             from kgsql.fewshot.select import get_selector
 
-            records = [{"question": q, "sql": sql, "db_id": db, "id": f"derived-{i}"}
-                       for i, (q, sql) in enumerate(pairs)]
-            pool = ExamplePool.from_records(records, name=f"{db}-derived", schemas=lambda _db: schema)
+            own = [PoolExample(q, sql, db, f"derived-{i}") for i, (q, sql) in enumerate(pairs)]
+            others = list(beside) if beside is not None else []
+            schemas = ((lambda d: schema if d == db else beside.schema(d)) if beside is not None
+                       else (lambda _d: schema))
+            pool = ExamplePool(others + own, name=f"{db}-derived", schemas=schemas)
             cached = (keys, get_selector(selection, pool, encoder=self.encoder))
             self._per_db[db] = cached
         return cached[1]
+
+    def _pool_selector(self, selection: str) -> Any:
+        if selection not in self._selectors:
+            from kgsql.fewshot.select import get_selector
+
+            self._selectors[selection] = get_selector(selection, self.pool, encoder=self.encoder)
+        return self._selectors[selection]
 
     def _fallback_selector(self) -> Any:
         """The fallback pool in its own order (it holds the examples to show, not candidates), or None."""

@@ -88,3 +88,23 @@ def test_removing_an_example_takes_back_what_only_it_taught(schema_graph, exampl
     assert joins[0].key not in {f.key for f in list_facts(schema_graph.store, db)}  # taught by none: gone
     schema_graph.learn("Which cities lie on a river?", wrong, db=db)  # teaching it again mines it again
     assert joins[0].key in {f.key for f in list_facts(schema_graph.store, db)}
+
+
+def test_derived_examples_can_join_a_given_pool(schema_graph, example_db: Path, unique_name) -> None:  # type: ignore[no-untyped-def]
+    """``derived_examples=True``: on a spatial database the derived examples are candidates beside the given
+    pool's (the question's nearest of both are shown); off (the default), the pool's alone."""
+    from kgsql.fewshot.pool import ExamplePool
+
+    db = unique_name("beside")
+    schema_graph.ingest(example_db, name=db)
+    pool = ExamplePool.from_records([{"question": "How many singers are there?", "sql": "SELECT count(*) FROM singer",
+                                      "db_id": "concert_singer"}], schemas=lambda _d: schema_graph.schema(db))
+    for on in (True, False):
+        lm = ScriptedLM(default=LONGEST)
+        method = build("kgsql", schema_graph, lm, pool=pool, encoder=HashEncoder(), retriever=WholeSchema(),
+                       value_hints=False, join_hints=False, derived_examples=on)
+        answer = method.ask("How long is the Amber River in metres?", db=db)
+        prompt = lm.calls[-1].prompt
+        assert answer.example_source == "pool" and len(answer.examples) == (5 if on else 1)
+        assert ("GLength(rivers.Shape, 1)" in prompt) is on  # the derived length question is near
+        assert ("How many singers are there?" in prompt) is not on
