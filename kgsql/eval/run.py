@@ -123,7 +123,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pool-databases", nargs="?", const=True, default=False, metavar="FOLDER",
                         help="ingest every database of the dataset and route each question among them (no database "
                              "named; records note routed_db and routed_right; kgsql.route); with FOLDER, every "
-                             "database under it joins the pool too (a warehouse: all of Spider's 166)")
+                             "database under it joins the pool too (a warehouse: every Spider database)")
     add_privileged_flag(parser)
 
 
