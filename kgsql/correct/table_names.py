@@ -17,18 +17,10 @@ from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
 from kgsql.correct.repair import rewrite_tree
+from kgsql.sql.names import own_name
 from kgsql.text.words import same_words
 
 __all__ = ["rename_tables"]
-
-
-#: What separates a merged database's name from its table's (``kgsql.lab.wide_set --prefix``, dbt-style names).
-PREFIX_SEPARATOR = "__"
-
-
-def own_name(table: str) -> str:
-    """A table's name without its schema (``hr.staff``) or a merged database's prefix (``db__staff``)."""
-    return table.rpartition(".")[2].rpartition(PREFIX_SEPARATOR)[2]
 
 
 def _one_table_meant(name: str, tables: list[str], shown: tuple[str, ...]) -> str | None:

@@ -38,6 +38,7 @@ from sqlglot.errors import SqlglotError
 
 from kgsql.errors import KgsqlError
 from kgsql.lab.folders import spider_set_parser, write_spider_set
+from kgsql.sql.names import prefixed_name
 
 __all__ = ["WIDE_DB", "build_wide_set", "choose_databases", "merge_databases", "prefixed_query"]
 
@@ -66,7 +67,7 @@ def choose_databases(db_files: dict[str, Path], tables: int, seed: int, *, prefi
     for db in order:
         if len(taken) >= tables:
             break
-        names = {(f"{db}__{t}" if prefix else t).lower() for t in _tables(db_files[db])}
+        names = {(prefixed_name(db, t) if prefix else t).lower() for t in _tables(db_files[db])}
         if names and not names & taken:
             chosen.append(db)
             taken |= names
@@ -91,11 +92,11 @@ def _prefixed_create(conn: sqlite3.Connection, db: str, table: str, names: dict[
             (table,)):
         links.setdefault(fk_id, []).append((ref, source, target))
     for link in links.values():
-        ref = f"{db}__{names.get(link[0][0].lower(), link[0][0])}"
+        ref = prefixed_name(db, names.get(link[0][0].lower(), link[0][0]))
         targets = "" if any(t is None for _r, _s, t in link) else \
             "(" + ", ".join(_quote(t) for _r, _s, t in link) + ")"  # type: ignore[arg-type]
         parts.append(f"FOREIGN KEY ({', '.join(_quote(s) for _r, s, _t in link)}) REFERENCES {_quote(ref)}{targets}")
-    return f"CREATE TABLE {_quote(f'{db}__{table}')} ({', '.join(parts)})"
+    return f"CREATE TABLE {_quote(prefixed_name(db, table))} ({', '.join(parts)})"
 
 
 def merge_databases(sources: dict[str, Path], target: Path, *, prefix: bool = False) -> int:
@@ -112,7 +113,7 @@ def merge_databases(sources: dict[str, Path], target: Path, *, prefix: bool = Fa
             names = {name.lower(): name for name, _sql in statements}
             for name, create in statements:
                 conn.execute(_prefixed_create(conn, db, name, names) if prefix else create)
-                copy = f"{db}__{name}" if prefix else name
+                copy = prefixed_name(db, name) if prefix else name
                 conn.execute(f"INSERT INTO main.{_quote(copy)} SELECT * FROM src.{_quote(name)}")
                 n += 1
             conn.commit()
@@ -136,7 +137,7 @@ def prefixed_query(sql: str, db: str, tables: set[str]) -> str | None:
             continue
         if not node.alias:
             node.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
-        node.set("this", exp.to_identifier(f"{db}__{name}"))
+        node.set("this", exp.to_identifier(prefixed_name(db, name)))
     return tree.sql(dialect="sqlite")
 
 
@@ -164,7 +165,8 @@ def _tables_json(entries: dict[str, dict[str, Any]], chosen: list[str], files: d
     for db in (d for d in chosen if d in entries):
         entry, in_file = entries[db], {t.lower(): t for t in _tables(files[db])}
         table_at, column_at = len(wide["table_names_original"]), len(wide["column_names_original"]) - 1
-        wide["table_names_original"] += [f"{db}__{in_file.get(t.lower(), t)}" for t in entry["table_names_original"]]
+        wide["table_names_original"] += [prefixed_name(db, in_file.get(t.lower(), t))
+                                         for t in entry["table_names_original"]]
         wide["table_names"] += [f"{db.replace('_', ' ')} {t}" for t in entry["table_names"]]
         for key in ("column_names_original", "column_names"):
             wide[key] += [[t + table_at, c] for t, c in entry[key][1:]]

@@ -72,7 +72,7 @@ def _examples(values: tuple[str, ...]) -> list[str]:
 
 def column_document(table: Table, col: Column) -> Document:
     """The sentence describing one column, with its words grouped by field."""
-    return _column_document(table.name, col.name, str(getattr(col, "readable_name", "") or ""), col.description,
+    return _column_document(table.name, col.name, col.readable_name or "", col.description,
                             col.value_explanation, tuple(str(v) for v in col.value_examples))
 
 

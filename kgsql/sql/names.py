@@ -28,6 +28,7 @@ from kgsql.db.connect import SPATIALITE_SYSTEM_TABLES
 from kgsql.schema.model import Column, DatabaseSchema, Table
 
 __all__ = [
+    "PREFIX_SEPARATOR",
     "ROWID_NAMES",
     "SYSTEM_TABLES",
     "Problem",
@@ -41,6 +42,8 @@ __all__ = [
     "columns_of",
     "graph_name",
     "output_names",
+    "own_name",
+    "prefixed_name",
     "resolve",
     "resolved_columns",
     "schema_table",
@@ -62,6 +65,20 @@ def graph_name(node: exp.Table) -> str:
     (as the PostgreSQL reader names it), the bare name otherwise (``main.city`` is ``city``)."""
     db = node.db
     return f"{db}.{node.name}" if db and db.lower() not in DEFAULT_SCHEMAS else node.name
+
+
+#: What separates a merged database's name from its table's (``kgsql.lab.wide_set --prefix``, dbt-style names).
+PREFIX_SEPARATOR = "__"
+
+
+def prefixed_name(db: str, table: str) -> str:
+    """``table`` of database ``db`` in a schema that merges many databases: ``<db>__<table>``."""
+    return f"{db}{PREFIX_SEPARATOR}{table}"
+
+
+def own_name(table: str) -> str:
+    """A table's name without its schema (``hr.staff``) or a merged database's prefix (``db__staff``)."""
+    return table.rpartition(".")[2].rpartition(PREFIX_SEPARATOR)[2]
 
 
 def schema_table(node: exp.Table, tables: dict[str, Table]) -> Table | None:

@@ -65,8 +65,6 @@ class PickExamples:
         """The pool's selector (with a spatial database's derived examples beside it when ``derived_too``),
         else one over ``db``'s taught examples (rebuilt when they change), else over its derived ones, else
         the fallback's; with where its examples come from (``pool``/``taught``/``derived``/``shipped``)."""
-        from kgsql.fewshot.select import get_selector
-
         selection = self.selection_for(schema)
         if self.pool is not None and self.derived_too and schema.is_spatial:
             merged = self._derived_selector(db, schema, selection, beside=self.pool)
@@ -77,16 +75,13 @@ class PickExamples:
         if not rows:
             derived = self._derived_selector(db, schema, selection) if self.fallback is not None else None
             return (derived, "derived") if derived is not None else (self._fallback_selector(), "shipped")
-        keys = (selection, *sorted(r["key"] for r in rows))
-        cached = self._per_db.get(db)
-        if cached is None or cached[0] != keys:
-            from kgsql.fewshot.pool import ExamplePool
+        from kgsql.fewshot.pool import ExamplePool
 
+        def taught() -> Any:
             records = [{"question": r["question"], "sql": r["sql"], "db_id": db, "id": r["key"]} for r in rows]
-            pool = ExamplePool.from_records(records, name=f"{db}-taught", schemas=lambda _db: schema)
-            cached = (keys, get_selector(selection, pool, encoder=self.encoder))
-            self._per_db[db] = cached
-        return cached[1], "taught"
+            return ExamplePool.from_records(records, name=f"{db}-taught", schemas=lambda _db: schema)
+
+        return self._per_db_selector(db, (selection, *sorted(r["key"] for r in rows)), selection, taught), "taught"
 
     def _derived_selector(self, db: str, schema: Any, selection: str, *, beside: Any = None) -> Any:
         """A selector over a spatial database's derived examples, with the examples of the pool ``beside``
@@ -98,18 +93,25 @@ class PickExamples:
         pairs = derived_examples(schema)
         if not pairs:
             return None
-        keys = ("derived", selection, id(beside), *pairs)
-        cached = self._per_db.get(db)
-        if cached is None or cached[0] != keys:
-            from kgsql.fewshot.pool import ExamplePool, PoolExample
-            from kgsql.fewshot.select import get_selector
+        from kgsql.fewshot.pool import ExamplePool, PoolExample
 
+        def derived() -> Any:
             own = [PoolExample(q, sql, db, f"derived-{i}") for i, (q, sql) in enumerate(pairs)]
             others = list(beside) if beside is not None else []
             schemas = ((lambda d: schema if d == db else beside.schema(d)) if beside is not None
                        else (lambda _d: schema))
-            pool = ExamplePool(others + own, name=f"{db}-derived", schemas=schemas)
-            cached = (keys, get_selector(selection, pool, encoder=self.encoder))
+            return ExamplePool(others + own, name=f"{db}-derived", schemas=schemas)
+
+        return self._per_db_selector(db, ("derived", selection, id(beside), *pairs), selection, derived)
+
+    def _per_db_selector(self, db: str, keys: tuple[Any, ...], selection: str, make_pool: Callable[[], Any]) -> Any:
+        """A selector over a pool of ``db``'s own (``make_pool``), rebuilt only when ``keys``, what the pool
+        is made of, change."""
+        cached = self._per_db.get(db)
+        if cached is None or cached[0] != keys:
+            from kgsql.fewshot.select import get_selector
+
+            cached = (keys, get_selector(selection, make_pool(), encoder=self.encoder))
             self._per_db[db] = cached
         return cached[1]
 
