@@ -35,7 +35,8 @@ same prompt plus a tip often gives the same query. Here:
    join that reaches it, the closest real values...). A query already tried
    is never run again: a repeat ends the greedy rounds at once;
 3. when no candidate returned rows (a lone row of NULLs or zeros, an
-   aggregate over nothing, counts as none), ``samples`` candidates are sampled
+   aggregate over nothing, counts as none; so does a constant that reads no
+   table, ``SELECT 1``, which a small model writes to answer by itself), ``samples`` candidates are sampled
    (temperature, fixed seeds: reproducible and cacheable) from the last
    prompt, which a prefix-caching server has already read, so each costs
    only its generated tokens; every distinct one is run once, and
@@ -189,10 +190,10 @@ def same_query(sql: str) -> str:
 
 def _rank(c: Checked, *, vacuous: bool = True) -> int:
     """2: rows; 1: ran but empty, or (``vacuous``) only an aggregate over nothing (a lone row of
-    NULLs/zeros); 0: failed."""
+    NULLs/zeros) or a constant that reads no table; 0: failed."""
     if c.result is None:
         return 0
-    if not c.result.rows:
+    if not c.result.rows or (vacuous and c.constant):
         return 1
     return 1 if vacuous and is_vacuous(c.result) else 2
 
@@ -344,6 +345,8 @@ class CorrectionLoop:
         if opts.show_failed_query and current is not None:
             if current.error:
                 problem = f"It failed: {current.error}"
+            elif current.constant:
+                problem = "It reads no table."
             elif current.result is not None and current.result.rows:
                 problem = f"It returned only {current.result.rows[0]!r}: its filters match no rows."
             else:

@@ -10,7 +10,6 @@ generic tip.
 from __future__ import annotations
 
 import logging
-
 from dataclasses import dataclass, replace
 
 # the rule modules themselves, not through kgsql.correct: its __init__ imports this module
@@ -28,8 +27,9 @@ from kgsql.db.guard import QueryResult, SQLQueryError
 from kgsql.errors import UnsafeSQLError
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.dialects import dialect_of, label, sqlglot_name
+from kgsql.sql.names import parse_sql, reads_no_table
 
-__all__ = ["EMPTY_RULES", "ERROR_RULES", "RULES", "Checked", "check_candidate", "error_tips", "is_vacuous",
+__all__ = ["EMPTY_RULES", "ERROR_RULES", "RULES", "CONSTANT_TIP", "Checked", "check_candidate", "error_tips", "is_vacuous",
            "tips_from_error"]
 
 #: The rule modules; EMPTY_RULES keep this order (value tips before the empty-result tip).
@@ -83,6 +83,12 @@ class Checked:
     error: str | None  # str(exception) when it failed
     tips: list[Tip]  # tips for the next round
     kind: str | None = None  # error kind ("no_such_column", ..., "unsafe") or None
+    constant: bool = False  # it reads no table (``SELECT 1``): an answer made up, not looked up
+
+
+#: Told to the next round when a query reads no table.
+CONSTANT_TIP = Tip("constant_answer", "The query reads no table, so it returns a constant instead of looking the "
+                                      "answer up; select the answer from the database's tables.")
 
 
 def is_vacuous(result: QueryResult) -> bool:
@@ -125,6 +131,8 @@ def check_candidate(ctx: CheckContext, sql: str, *, tips: bool = True, last: boo
         found = error_tips(ctx, exc, sql) if tips else []
         found += [t for t in static if t.text not in {x.text for x in found}]
         return Checked(sql, None, str(exc), found, exc.kind)
+    if vacuous_as_empty and reads_no_table(parse_sql(sql, sqlglot_name(ctx.dialect))):
+        return Checked(sql, result, None, [CONSTANT_TIP] if tips and not last else [], constant=True)
     empty = is_vacuous(result) if vacuous_as_empty else not result.rows
     if empty and tips and not last:
         return Checked(sql, result, None, [t for rule in EMPTY_RULES for t in rule(ctx, sql, result)])

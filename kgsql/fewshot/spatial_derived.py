@@ -4,7 +4,8 @@ A user with a new spatial database has no example pool, and the examples kgsql s
 no spatial function in them; zero-shot the local 1.5B answers one spatial question in five (docs/eval.md,
 issue 29). The database itself says what its typical questions look like: a table of points inside a
 table of polygons is counted per polygon, a line's length is measured in metres on lon/lat data, the
-nearest point is found by distance. These examples are written from the schema alone: the geometry
+nearest point is found by distance, and a table meets itself (the other roads crossing a named one, the
+other station nearest a named one). These examples are written from the schema alone: the geometry
 types and how two tables relate (:mod:`kgsql.schema.spatial_pairs`), each table's naming column and a
 stored name from its value examples, and the engine's own forms and quoting (:class:`~kgsql.schema.
 spatial_forms.SpatialForms`: ``Within(a, b) = 1`` on SpatiaLite, ``ST_Within(a, b)`` on PostGIS).
@@ -43,11 +44,17 @@ def naming_column(table: Table) -> Column | None:
     return next((c for pick in picks for c in text if pick(c)), None)
 
 
+def _stored_names(column: Column | None, count: int = 2) -> list[str]:
+    """Up to ``count`` different short names the column stores (its value examples)."""
+    if column is None:
+        return []
+    names = [str(v) for v in column.value_examples if v is not None and 0 < len(str(v)) <= 40]
+    return list(dict.fromkeys(names))[:count]
+
+
 def _stored_name(column: Column | None) -> str | None:
     """A name the column stores (its first short value example), or None."""
-    if column is None:
-        return None
-    return next((str(v) for v in column.value_examples if v is not None and 0 < len(str(v)) <= 40), None)
+    return next(iter(_stored_names(column, 1)), None)
 
 
 def _words(table: Table, *, one: bool = False) -> str:
@@ -106,17 +113,47 @@ def _measures(tables: list[Table], forms: SpatialForms, engine: type[Engine]) ->
     return out
 
 
+def _within_tables(tables: list[Table], forms: SpatialForms, engine: type[Engine]) -> dict[str, list[tuple[str, str]]]:
+    """A table related to itself: the other lines or polygons a named one meets, the other point nearest a
+    named one, the distance between two named points (the same table twice, as ``a`` and ``b``)."""
+    out: dict[str, list[tuple[str, str]]] = {"others": [], "apart": []}
+    for table in tables:
+        found = pairing(table, table)
+        name = naming_column(table)
+        values = _stored_names(name)
+        if found is None or name is None or not values:
+            continue
+        t, g, n = engine.table_ref(table.name), engine.ref(found.first_geometry.name), engine.ref(name.name)
+        condition = found.condition(f"a.{g}", f"b.{g}", forms)
+        named = f"a.{n} = {_literal(values[0])}"
+        if not found.measured:
+            out["others"].append((f"Which other {_words(table)} intersect {values[0]}?",
+                                  f"SELECT DISTINCT b.{n} FROM {t} AS a JOIN {t} AS b ON {condition} "
+                                  f"WHERE {named} AND b.{n} <> a.{n}"))
+            continue
+        out["others"].append((f"Which other {_words(table, one=True)} is closest to {values[0]}, and how far away is it?",
+                              f"SELECT b.{n}, {condition} AS distance FROM {t} AS a, {t} AS b "
+                              f"WHERE {named} AND b.{n} <> a.{n} ORDER BY distance LIMIT 1"))
+        if len(values) > 1:
+            out["apart"].append((f"How far is {values[0]} from {values[1]}?",
+                                 f"SELECT {condition} FROM {t} AS a, {t} AS b "
+                                 f"WHERE {named} AND b.{n} = {_literal(values[1])}"))
+    return out
+
+
 def derived_examples(schema: DatabaseSchema, dialect: str | None = None) -> list[tuple[str, str]]:
     """(question, SQL) pairs written from ``schema``'s geometry tables in ``dialect``'s engine (default: the
     schema's); [] for a database without geometry or an engine without spatial forms. The kinds take
     turns (a count per polygon, a count in a named one, what a line passes through, the nearest, a
-    length, an area), each in schema order, at most :data:`MAX_EXAMPLES`."""
+    length, an area, the others of a table that a named row meets or is nearest to, two named points
+    apart), each in schema order, at most :data:`MAX_EXAMPLES`."""
     engine = engine_of_dialect(dialect or dialect_of(schema))
     forms = engine.spatial_forms
     if forms is None:
         return []
     tables = [t for t in schema.tables if geometry_column(t) is not None]
-    kinds = [*_relations(tables, forms, engine).values(), *_measures(tables, forms, engine).values()]
+    kinds = [*_relations(tables, forms, engine).values(), *_measures(tables, forms, engine).values(),
+             *_within_tables(tables, forms, engine).values()]
     out: list[tuple[str, str]] = []
     for turn in range(max((len(k) for k in kinds), default=0)):
         out += [k[turn] for k in kinds if turn < len(k)]

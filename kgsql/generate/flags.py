@@ -17,13 +17,13 @@ from sqlglot import exp
 from kgsql.generate.explain import Explanation
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.dialects import dialect_of, sqlglot_name
-from kgsql.sql.names import parse_sql
+from kgsql.sql.names import parse_sql, reads_no_table
 from kgsql.text.words import says_name
 
 __all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_row", "question_literals", "unused_literals",
            "unused_tables"]
 
-FLAG_CODES = ("no-edge-join", "unused-table", "unused-literal", "negation-by-row", "both-as-either", "empty-result",
+FLAG_CODES = ("constant", "no-edge-join", "unused-table", "unused-literal", "negation-by-row", "both-as-either", "empty-result",
               "null-result", "corrected", "failed")
 _QUOTED = re.compile(r"""(?:^|[\s(])["'“‘]([^"'”’]{1,80})["'”’]""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
@@ -161,6 +161,8 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
             flags.append(Flag("no-edge-join", f"joins {join.left} = {join.right}, which no graph edge links"))
     dialect = sqlglot_name(dialect_of(schema))
     tree = parse_sql(sql, dialect) if sql.strip() else None
+    if reads_no_table(tree):
+        flags.append(Flag("constant", "the query reads no table: its answer was written, not looked up"))
     if tree is not None:
         used = [t["table"] for t in explanation.tables]
         for table in unused_tables(question, used, schema):

@@ -1,7 +1,7 @@
 """The spatial benchmark's questions answered on a PostGIS copy of their database, paired with SpatiaLite.
 
     python -m kgsql.lab.postgis_questions --data-dir ../shared/data/spatial [--split dataset1] [--db all]
-        [--no-profiles] [--limit 20] [--model qwen2.5-coder-1.5b] [--out postgis_questions.json]
+        [--no-profiles] [--pool cross-fold|own] [--limit 20] [--model qwen2.5-coder-1.5b] [--out postgis_questions.json]
 
 Why: kgsql claims the same method works on PostGIS as on SpatiaLite — the
 graph, the PostGIS function notes, the tips in PostGIS's terms. This starts a
@@ -12,7 +12,8 @@ database's shipped profile, its derived expressions rewritten for PostGIS,
 unless ``--no-profiles``: what a user's own database has), and asks every
 question of the database with the default method on each, with SSpa's
 cross-fold examples (the split's other databases; their SQL rewritten for PostGIS by
-:mod:`kgsql.sql.to_postgis` for the PostGIS run). Generated SQL runs on
+:mod:`kgsql.sql.to_postgis` for the PostGIS run), or with ``--pool own`` none
+(each copy then shows the examples it derives from its own geometry tables). Generated SQL runs on
 PostGIS as a SELECT-only role, as kgsql requires; the superuser only loads.
 The gold SQL (SpatiaLite) runs on the SpatiaLite file; each prediction runs on
 its own engine; results compare as multisets (ordered when the gold orders),
@@ -73,6 +74,9 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--split", default="dataset1")
     p.add_argument("--db", default="all", help="the split's databases to ask, comma-separated (default: all)")
     p.add_argument("--no-profiles", action="store_true", help="no profile shipped with kgsql (a user's database)")
+    p.add_argument("--pool", choices=("cross-fold", "own"), default="cross-fold",
+                   help="the examples: SSpa's cross-fold pool (default), or none given (own: what a user with a "
+                        "new database has, the examples each copy derives from its own geometry tables)")
     p.add_argument("--limit", type=int, default=0, help="first N questions (0: all)")
     p.add_argument("--model", default=None, help="local model (default: kgsql's default)")
     p.add_argument("--timeout", type=float, default=120.0)
@@ -104,12 +108,15 @@ def _load_and_ingest(graph: Any, cluster: Any, db: str, sqlite_file: Path, *,
     return (("spatialite", lite_name, str(sqlite_file)), ("postgis", pg_name, reader_url)), load_s
 
 
-def _engine_methods(data: Dataset, db: str, graph: Any, lm: Any) -> dict[str, Any]:
-    """The default method per engine, each with SSpa's cross-fold examples in its own SQL."""
+def _engine_methods(data: Dataset, db: str, graph: Any, lm: Any, pool: str = "cross-fold") -> dict[str, Any]:
+    """The default method per engine, each with SSpa's cross-fold examples in its own SQL; with ``pool``
+    "own" none is given, so each engine's copy shows the examples it derives in its own names and forms."""
     from kgsql.fewshot.pool import ExamplePool
     from kgsql.methods import build
     from kgsql.sql.to_postgis import to_postgis
 
+    if pool == "own":
+        return {"spatialite": build("kgsql", graph, lm), "postgis": build("kgsql", graph, lm)}
     # SSpa's cross-fold examples: the split's other databases; for PostGIS their SQL rewritten for it
     lite_pool = ExamplePool.from_dataset(data, exclude_dbs=[db])
     pg_pool = ExamplePool([replace(e, sql=to_postgis(e.sql)) for e in lite_pool.examples],
@@ -186,7 +193,7 @@ def _summary(args: argparse.Namespace, dbs: Sequence[str], records: Sequence[dic
              load_s: float) -> dict[str, Any]:
     """The report's totals: correct per engine (all and per database), paired, PostGIS function use, failures."""
     return {
-        "databases": list(dbs), "split": args.split, "profiles": not args.no_profiles,
+        "databases": list(dbs), "split": args.split, "profiles": not args.no_profiles, "pool": args.pool,
         "load_seconds": round(load_s, 2), **paired_totals(records),
         "per_database": {db: paired_totals([r for r in records if r.get("db") == db]) for db in dbs},
         "postgis_answers_with_postgis_functions": sum(r["postgis"]["uses_postgis"] for r in records),
@@ -231,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 targets, seconds = _load_and_ingest(graph, cluster, db, data.db_files[db],
                                                     profiles=not args.no_profiles)
                 load_s += seconds
-                records += _answer_all(items, _engine_methods(data, db, graph, lm), targets, data.db_files[db],
+                records += _answer_all(items, _engine_methods(data, db, graph, lm, args.pool), targets, data.db_files[db],
                                        args.timeout, args.out.with_suffix(".jsonl"))
     except KgsqlError as exc:
         print(f"kgsql.lab.postgis_questions: error: {exc}", file=sys.stderr)

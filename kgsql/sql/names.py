@@ -44,6 +44,7 @@ __all__ = [
     "output_names",
     "own_name",
     "prefixed_name",
+    "reads_no_table",
     "resolve",
     "resolved_columns",
     "schema_table",
@@ -103,6 +104,13 @@ def parse_sql(sql: str, dialect: str = "sqlite") -> exp.Expression | None:
 def parse_sqlite(sql: str) -> exp.Expression | None:
     """The sqlglot tree of ``sql`` (SQLite dialect), or None when it does not parse."""
     return parse_sql(sql, "sqlite")
+
+
+def reads_no_table(tree: exp.Expression | None) -> bool:
+    """Whether a parsed query names no table at all (``SELECT 1``, ``SELECT '南京市'``): a small model sometimes
+    answers the question itself instead of looking the answer up. False for None (a query that does not parse
+    is judged by running it)."""
+    return isinstance(tree, exp.Query) and next(tree.find_all(exp.Table), None) is None
 
 
 def scopes(tree: exp.Expression) -> list[Scope]:

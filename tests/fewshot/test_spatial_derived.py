@@ -26,8 +26,15 @@ def test_the_example_database_derives_runnable_examples_of_each_kind(example_db:
     questions = [q for q, _ in pairs]
     assert "What is the length of Amber River?" in questions and "What is the area of Eastvale?" in questions
     assert any(q.startswith("Which river is closest to") for q in questions)
-    for _question, sql in pairs:
-        assert execute_query(str(example_db), sql, timeout_s=30).rows, sql  # each runs and finds something
+    for question, sql in pairs:
+        rows = execute_query(str(example_db), sql, timeout_s=30).rows  # each runs
+        assert rows or question == "Which other rivers intersect Amber River?", sql  # and finds something (no river crosses another)
+    found = dict(pairs)  # a table related to itself, as `a` and `b`
+    assert found["How far is Brenna from Cedar Falls?"] == (
+        "SELECT Distance(a.Location, b.Location, 1) FROM cities AS a, cities AS b "
+        "WHERE a.name = 'Brenna' AND b.name = 'Cedar Falls'")
+    assert found["Which other provinces intersect Eastvale?"].endswith("WHERE a.name = 'Eastvale' AND b.name <> a.name")
+    assert "ORDER BY distance LIMIT 1" in found["Which other city is closest to Brenna, and how far away is it?"]
     length = dict(pairs)["What is the length of Amber River?"]
     assert "GLength(rivers.Shape, 1)" in length  # metres on lon/lat data, as the engine writes it
 

@@ -119,6 +119,13 @@ def test_a_query_the_correction_loop_rewrote(shop: Any) -> None:
     assert repaired_in_place.warnings == [] and same_again.warnings == []
 
 
+def test_a_constant_answer_is_flagged(shop: Any) -> None:
+    """A query that reads no table (the model answering by itself) is flagged even though it has a row."""
+    answer = answered(shop, "How many customers live in Lima?", "SELECT 2")
+    assert answer.rows == [(2,)] and codes(answer) == ["constant", "unused-table"]
+    assert answer.warnings[0]["text"] == "the query reads no table: its answer was written, not looked up"
+
+
 def test_a_failed_query_is_flagged_and_still_explained(shop: Any) -> None:
     answer = answered(shop, "Who lives in Oslo?", "SELECT nickname FROM customers WHERE city = 'Oslo'")
     assert answer.error and codes(answer) == ["failed"]

@@ -73,3 +73,25 @@ def test_the_postgis_copy_gets_the_descriptions_beside_the_file(pg_cluster, sche
         described = {c.name.lower(): c.description for c in rivers.columns}
         assert described["name"] == "the river's name as the map labels it", engine
         assert rivers.geo_description == "Rivers of the example region", engine
+
+
+def test_with_no_pool_each_copy_shows_the_examples_it_derives(pg_cluster, schema_graph, example_db: Path,
+                                                              tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``--pool own`` (what a user with a new database has): no examples are given, so the SpatiaLite file
+    and its PostGIS copy each show examples derived from their own geometry tables, in their own forms."""
+    from kgsql.lab.postgis_questions import _engine_methods, _load_and_ingest
+    from kgsql.llm.scripted import ScriptedLM
+
+    folder = tmp_path / "geo"
+    folder.mkdir()
+    shutil.copy(example_db, folder / "geo.sqlite")
+    targets, _ = _load_and_ingest(schema_graph, pg_cluster, "geo_own_pool", folder / "geo.sqlite", profiles=False)
+    lm = ScriptedLM(default="SELECT name FROM rivers")
+    methods = _engine_methods(None, "geo", schema_graph, lm, "own")  # type: ignore[arg-type]  # no dataset read
+    for engine, name, _db in targets:
+        answer = methods[engine].ask("What is the length of Amber River?", db=name)
+        prompt = lm.calls[0].prompt if engine == "spatialite" else lm.calls[-1].prompt
+        assert answer.example_source == "derived", engine
+        form = ("Distance(rivers.Shape, cities.Location, 1)" if engine == "spatialite"  # the copy folds names
+                else "ST_Distance(rivers.shape::geography, cities.location::geography)")
+        assert form in prompt, engine  # "Which city is closest to Amber River?" in each copy's names and forms

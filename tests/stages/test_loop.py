@@ -129,6 +129,31 @@ def test_is_vacuous() -> None:
     assert not is_vacuous(QueryResult(["n"], [("",)]))
 
 
+def test_a_constant_that_reads_no_table_never_wins_the_vote(ctx: CheckContext) -> None:
+    """A sampled ``SELECT 1`` (the model answering by itself) "returns a row"; the empty query that looked
+    the answer up, and any query with rows, rank above it; a constant first candidate gets a round and a tip."""
+    empty = "SELECT Name FROM city WHERE Name = 'Lagos'"
+    gen, out = run(ctx, [empty, empty, "SELECT 1"], samples=1)
+    assert [c["step"] for c in gen.calls] == ["sql", "sql_fix", "sql_sample"] and out.candidates[-1] == "SELECT 1"
+    assert out.best is not None and out.best.sql == empty
+    right = "SELECT count(*) FROM country WHERE Continent = 'Africa'"
+    gen, out = run(ctx, ["SELECT '2'", right], samples=0)
+    assert "It reads no table" in gen.calls[1]["tips"] and "reads no table, so it returns a constant" in gen.calls[1]["tips"]
+    assert out.best is not None and out.best.sql == right
+
+
+def test_reads_no_table() -> None:
+    from kgsql.sql.names import parse_sql, reads_no_table
+
+    def constant(sql: str) -> bool:
+        return reads_no_table(parse_sql(sql))
+
+    assert constant("SELECT 1") and constant("SELECT '南京市' AS name") and constant("SELECT 46.95 UNION SELECT 2")
+    assert not constant("SELECT count(*) FROM city") and not constant("SELECT (SELECT max(ID) FROM city)")
+    assert not constant("WITH t AS (SELECT Name FROM city) SELECT * FROM t")
+    assert not constant("not sql at all (")  # judged by running it
+
+
 def test_tip_rounds_are_the_baselines_rounds(ctx: CheckContext) -> None:
     """``tip_rounds`` (the baselines', issue 31): every round is ``sql``; the failed query stays shown over
     a round without SQL; a repeat ends the rounds; the latest of equally ranked candidates is the answer."""
