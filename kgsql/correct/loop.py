@@ -23,8 +23,9 @@ same prompt plus a tip often gives the same query. Here:
    table, a key into a pure lookup table shown as the answer shown by its
    label (``kgsql.correct.lookup``), dates compared as the text SQLite
    stores (``kgsql.correct.dates``), an aggregate the question asks "each
-   year" / "per city" of grouped so (``kgsql.correct.grouping``) and "the
-   closest X" ordered by its distance (``kgsql.correct.nearest``); as options,
+   year" / "per city" of grouped so (``kgsql.correct.grouping``), "the
+   closest X" ordered by its distance (``kgsql.correct.nearest``) and "the
+   westernmost X" by its shape's extreme on that side (``kgsql.correct.compass``); as options,
    integer ratios divided as reals (``kgsql.correct.ratios``), rankings that skip NULL/missing values
    (``kgsql.correct.ranking``), text literals in their stored spelling
    (``kgsql.correct.literals``) -- measured in docs/eval.md, issue 28 -- and a
@@ -59,6 +60,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
+from kgsql.correct.compass import order_by_compass
 from kgsql.correct.dates import sqlite_dates
 from kgsql.correct.grouping import group_per_question
 from kgsql.correct.join_conditions import fix_join_conditions
@@ -100,6 +102,7 @@ class Rewrites:
     date_forms: bool = True        # [sql] SQLite dates compared as text (strftime('%Y', d) = '2019', YEAR(d))
     group_each: bool = True        # [sql] an aggregate the question asks "each year" / "per city" of, grouped so
     rank_nearest: bool = True      # [sql] "the closest X" ordered by its one distance, limited to the count asked
+    compass_extremes: bool = True  # [sql] "the westernmost X" ordered by its shape's west extreme (MbrMinX), ascending
     located_values: bool = False   # [sql] a place name another geometry table holds, read there, joined by location
     ratio_cast: bool = False       # [sql] divide integer ratios as reals (COUNT(..) * 100 / COUNT(*))
     rank_known: bool = False       # [sql] ORDER BY .. LIMIT skips NULL and documented missing values
@@ -158,6 +161,7 @@ REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("date_forms", sqlite_dates),
     ("group_each", group_per_question),
     ("rank_nearest", rank_by_distance),
+    ("compass_extremes", order_by_compass),
 )
 
 

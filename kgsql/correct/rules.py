@@ -27,10 +27,10 @@ from kgsql.db.guard import QueryResult, SQLQueryError
 from kgsql.errors import UnsafeSQLError
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.dialects import dialect_of, label, sqlglot_name
-from kgsql.sql.names import parse_sql, reads_no_table
+from kgsql.sql.names import reads_no_table
 
-__all__ = ["EMPTY_RULES", "ERROR_RULES", "RULES", "CONSTANT_TIP", "Checked", "check_candidate", "error_tips", "is_vacuous",
-           "tips_from_error"]
+__all__ = ["CONSTANT_TIP", "EMPTY_RULES", "ERROR_RULES", "RULES", "Checked", "check_candidate", "error_tips",
+           "is_vacuous", "tips_from_error"]
 
 #: The rule modules; EMPTY_RULES keep this order (value tips before the empty-result tip).
 log = logging.getLogger(__name__)
@@ -131,7 +131,7 @@ def check_candidate(ctx: CheckContext, sql: str, *, tips: bool = True, last: boo
         found = error_tips(ctx, exc, sql) if tips else []
         found += [t for t in static if t.text not in {x.text for x in found}]
         return Checked(sql, None, str(exc), found, exc.kind)
-    if vacuous_as_empty and reads_no_table(parse_sql(sql, sqlglot_name(ctx.dialect))):
+    if vacuous_as_empty and reads_no_table(ctx.tree(sql)):
         return Checked(sql, result, None, [CONSTANT_TIP] if tips and not last else [], constant=True)
     empty = is_vacuous(result) if vacuous_as_empty else not result.rows
     if empty and tips and not last:

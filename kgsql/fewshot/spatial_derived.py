@@ -131,7 +131,8 @@ def _within_tables(tables: list[Table], forms: SpatialForms, engine: type[Engine
                                   f"SELECT DISTINCT b.{n} FROM {t} AS a JOIN {t} AS b ON {condition} "
                                   f"WHERE {named} AND b.{n} <> a.{n}"))
             continue
-        out["others"].append((f"Which other {_words(table, one=True)} is closest to {values[0]}, and how far away is it?",
+        out["others"].append((f"Which other {_words(table, one=True)} is closest to {values[0]}, "
+                              "and how far away is it?",
                               f"SELECT b.{n}, {condition} AS distance FROM {t} AS a, {t} AS b "
                               f"WHERE {named} AND b.{n} <> a.{n} ORDER BY distance LIMIT 1"))
         if len(values) > 1:

@@ -23,8 +23,8 @@ from kgsql.text.words import says_name
 __all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_row", "question_literals", "unused_literals",
            "unused_tables"]
 
-FLAG_CODES = ("constant", "no-edge-join", "unused-table", "unused-literal", "negation-by-row", "both-as-either", "empty-result",
-              "null-result", "corrected", "failed")
+FLAG_CODES = ("constant", "no-edge-join", "unused-table", "unused-literal", "negation-by-row", "both-as-either",
+              "empty-result", "null-result", "corrected", "failed")
 _QUOTED = re.compile(r"""(?:^|[\s(])["'“‘]([^"'”’]{1,80})["'”’]""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 #: A question that asks for what has none (``do not speak English``, ``without any``, ``never``).

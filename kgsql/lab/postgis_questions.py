@@ -1,7 +1,8 @@
 """The spatial benchmark's questions answered on a PostGIS copy of their database, paired with SpatiaLite.
 
     python -m kgsql.lab.postgis_questions --data-dir ../shared/data/spatial [--split dataset1] [--db all]
-        [--no-profiles] [--pool cross-fold|own] [--limit 20] [--model qwen2.5-coder-1.5b] [--out postgis_questions.json]
+        [--no-profiles] [--pool cross-fold|own] [--limit 20] [--model qwen2.5-coder-1.5b]
+        [--out postgis_questions.json]
 
 Why: kgsql claims the same method works on PostGIS as on SpatiaLite — the
 graph, the PostGIS function notes, the tips in PostGIS's terms. This starts a
@@ -238,8 +239,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 targets, seconds = _load_and_ingest(graph, cluster, db, data.db_files[db],
                                                     profiles=not args.no_profiles)
                 load_s += seconds
-                records += _answer_all(items, _engine_methods(data, db, graph, lm, args.pool), targets, data.db_files[db],
-                                       args.timeout, args.out.with_suffix(".jsonl"))
+                methods = _engine_methods(data, db, graph, lm, args.pool)
+                records += _answer_all(items, methods, targets, data.db_files[db], args.timeout,
+                                       args.out.with_suffix(".jsonl"))
     except KgsqlError as exc:
         print(f"kgsql.lab.postgis_questions: error: {exc}", file=sys.stderr)
         return 1

@@ -35,3 +35,4 @@ class SpatialForms:
     length: Measured  # of a line {g}
     area: Measured  # of a polygon {g}
     distance: Measured  # between {a} and {b}
+    bounds: tuple[str, str, str, str]  # the extremes of {g}'s bounding box: min x, max x, min y, max y

@@ -28,7 +28,8 @@ def test_the_example_database_derives_runnable_examples_of_each_kind(example_db:
     assert any(q.startswith("Which river is closest to") for q in questions)
     for question, sql in pairs:
         rows = execute_query(str(example_db), sql, timeout_s=30).rows  # each runs
-        assert rows or question == "Which other rivers intersect Amber River?", sql  # and finds something (no river crosses another)
+        crossing = question == "Which other rivers intersect Amber River?"  # no river crosses another
+        assert rows or crossing, sql  # and finds something
     found = dict(pairs)  # a table related to itself, as `a` and `b`
     assert found["How far is Brenna from Cedar Falls?"] == (
         "SELECT Distance(a.Location, b.Location, 1) FROM cities AS a, cities AS b "

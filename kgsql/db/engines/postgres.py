@@ -119,7 +119,8 @@ POSTGIS_FORMS: Final = SpatialForms(
     within="ST_Within({a}, {b})", intersects="ST_Intersects({a}, {b})",
     length=Measured("ST_Length({g}::geography)", "ST_Length({g})"),
     area=Measured("ST_Area({g}::geography)", "ST_Area({g})"),
-    distance=Measured("ST_Distance({a}::geography, {b}::geography)", "ST_Distance({a}, {b})"))
+    distance=Measured("ST_Distance({a}::geography, {b}::geography)", "ST_Distance({a}, {b})"),
+    bounds=("ST_XMin({g})", "ST_XMax({g})", "ST_YMin({g})", "ST_YMax({g})"))
 
 #: Function-name prefixes refused on PostgreSQL: files, sessions, other connections, administration,
 #: SQL held in a string, sleeping (the read-only transaction already stops writes).

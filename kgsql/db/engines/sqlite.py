@@ -25,7 +25,8 @@ SQLITE_HEADER: Final = b"SQLite format 3\x00"
 SPATIALITE_FORMS: Final = SpatialForms(
     within="Within({a}, {b}) = 1", intersects="Intersects({a}, {b}) = 1",
     length=Measured("GLength({g}, 1)", "GLength({g})"), area=Measured("Area({g}, 1)", "Area({g})"),
-    distance=Measured("Distance({a}, {b}, 1)", "Distance({a}, {b})"))
+    distance=Measured("Distance({a}, {b}, 1)", "Distance({a}, {b})"),
+    bounds=("MbrMinX({g})", "MbrMaxX({g})", "MbrMinY({g})", "MbrMaxY({g})"))
 
 
 @register_engine
