@@ -8,7 +8,9 @@ spatial database's own derived examples (``kgsql.fewshot.spatial_derived``:
 questions written from its geometry tables), else the ``fallback`` pool (the
 shipped examples the default was measured with, ``kgsql.fewshot.shipped``) in
 its own order; without any, zero-shot. The last two only where a ``fallback``
-is given: the path of a user with nothing of their own.
+is given: the path of a user with nothing of their own. With ``derived_first``
+a spatial database's derived examples also replace a pool that holds none of
+its questions (other databases' questions teach other tables' names).
 
 Two of these stages may run: one picking ``lead`` examples that are the same
 for every question (``typical`` selection, shown first so a prefix-caching
@@ -42,9 +44,11 @@ class PickExamples:
     spatial_selection: str = ""  # on a spatial database ("" = ``selection``)
     fallback: Any = None  # a pool shown as it is when there is neither ``pool`` nor taught examples
     derived_too: bool = False  # a spatial database's derived examples are candidates beside ``pool``'s
+    derived_first: bool = False  # ... instead of ``pool``'s when the pool holds none of the database's questions
     name: str = "examples"
     _selectors: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _per_db: dict[str, tuple[tuple[Any, ...], Any]] = field(default_factory=dict, init=False, repr=False)
+    _pool_dbs: frozenset[str] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         from kgsql.fewshot.select import available_selectors
@@ -62,10 +66,15 @@ class PickExamples:
         return self.spatial_selection if self.spatial_selection and schema.is_spatial else self.selection
 
     def selector_for(self, db: str, schema: Any) -> tuple[Any, str]:
-        """The pool's selector (with a spatial database's derived examples beside it when ``derived_too``),
-        else one over ``db``'s taught examples (rebuilt when they change), else over its derived ones, else
-        the fallback's; with where its examples come from (``pool``/``taught``/``derived``/``shipped``)."""
+        """The pool's selector (with a spatial database's derived examples beside it when ``derived_too``,
+        or instead of it when ``derived_first`` and the pool holds none of ``db``'s questions), else one over
+        ``db``'s taught examples (rebuilt when they change), else over its derived ones, else the fallback's;
+        with where its examples come from (``pool``/``taught``/``derived``/``shipped``)."""
         selection = self.selection_for(schema)
+        if self.pool is not None and self.derived_first and schema.is_spatial and not self._pool_holds(db):
+            derived = self._derived_selector(db, schema, selection)
+            if derived is not None:
+                return derived, "derived"
         if self.pool is not None and self.derived_too and schema.is_spatial:
             merged = self._derived_selector(db, schema, selection, beside=self.pool)
             return merged or self._pool_selector(selection), "pool"
@@ -114,6 +123,12 @@ class PickExamples:
             cached = (keys, get_selector(selection, make_pool(), encoder=self.encoder))
             self._per_db[db] = cached
         return cached[1]
+
+    def _pool_holds(self, db: str) -> bool:
+        """Whether the pool holds a question of ``db`` (another database's questions teach other names)."""
+        if self._pool_dbs is None:
+            self._pool_dbs = frozenset(e.db_id for e in self.pool)
+        return db in self._pool_dbs
 
     def _pool_selector(self, selection: str) -> Any:
         if selection not in self._selectors:

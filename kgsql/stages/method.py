@@ -54,6 +54,7 @@ class OneCallOptions(Rewrites):
     spatial_example_selection: str = "masked-similarity"  # [examples] on spatial databases ("": as above)
     example_questions: bool = True   # [examples] False: each example's SQL only (about half the tokens)
     derived_examples: bool = False   # [examples] a spatial database's derived examples join a given pool's
+    derived_first: bool = False      # [examples] ... replace a pool holding none of the database's questions
     lead_shots: int = 0              # [examples] more examples the same for every question, first (read once)
     lead_selection: str = "typical"  # [examples] how the lead examples are chosen
     value_hints: bool = True         # [hints] values the question names -> their column
@@ -100,7 +101,8 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
                      graph_examples=graph_examples, lead=True, name="lead-examples"),
         PickExamples(pool, shots=o.shots, selection=o.example_selection, encoder=encoder,
                      graph_examples=graph_examples, fallback=fallback_pool, questions=o.example_questions,
-                     spatial_selection=o.spatial_example_selection, derived_too=o.derived_examples),
+                     spatial_selection=o.spatial_example_selection, derived_too=o.derived_examples,
+                     derived_first=o.derived_first),
         GraphHints(values=o.value_hints, joins=o.join_hints, spatial_joins=o.spatial_join_hints, keys=o.key_hints,
                    meanings=o.meaning_hints, spatial=o.spatial_hints),
         *([PreviousTurns()] if o.context == HISTORY else []),

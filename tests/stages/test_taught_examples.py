@@ -108,3 +108,26 @@ def test_derived_examples_can_join_a_given_pool(schema_graph, example_db: Path, 
         assert answer.example_source == "pool" and len(answer.examples) == (5 if on else 1)
         assert ("GLength(rivers.Shape, 1)" in prompt) is on  # the derived length question is near
         assert ("How many singers are there?" in prompt) is not on
+
+
+def test_derived_examples_can_replace_a_pool_of_other_databases(schema_graph, example_db: Path,  # type: ignore[no-untyped-def]
+                                                                unique_name) -> None:
+    """``derived_first=True``: on a spatial database a pool holding none of its questions (SSpa's cross-fold
+    pool: other databases' questions) gives way to its derived examples; a pool holding one of its own
+    questions is shown as it is."""
+    from kgsql.fewshot.pool import ExamplePool
+
+    db = unique_name("first")
+    schema_graph.ingest(example_db, name=db)
+    others = [{"question": "How many singers are there?", "sql": "SELECT count(*) FROM singer", "db_id": "concert_singer"}]
+    mine = [{"question": "How many rivers are there?", "sql": "SELECT count(*) FROM rivers", "db_id": db}]
+    for records, source in ((others, "derived"), (others + mine, "pool")):
+        pool = ExamplePool.from_records(records, schemas=lambda _d: schema_graph.schema(db))
+        lm = ScriptedLM(default=LONGEST)
+        method = build("kgsql", schema_graph, lm, pool=pool, encoder=HashEncoder(), retriever=WholeSchema(),
+                       value_hints=False, join_hints=False, derived_first=True)
+        answer = method.ask("How long is the Amber River in metres?", db=db)
+        prompt = lm.calls[-1].prompt
+        assert answer.example_source == source
+        assert ("GLength(rivers.Shape, 1)" in prompt) is (source == "derived")
+        assert ("How many singers are there?" in prompt) is (source == "pool")
