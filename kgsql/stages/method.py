@@ -54,7 +54,7 @@ class OneCallOptions(Rewrites):
     spatial_example_selection: str = "masked-similarity"  # [examples] on spatial databases ("": as above)
     example_questions: bool = True   # [examples] False: each example's SQL only (about half the tokens)
     derived_examples: bool = False   # [examples] a spatial database's derived examples join a given pool's
-    derived_first: bool = False      # [examples] ... replace a pool holding none of the database's questions
+    derived_first: bool = True       # [examples] ... replace a pool holding none of the database's questions
     lead_shots: int = 0              # [examples] more examples the same for every question, first (read once)
     lead_selection: str = "typical"  # [examples] how the lead examples are chosen
     value_hints: bool = True         # [hints] values the question names -> their column

@@ -185,19 +185,20 @@ def test_lead_examples_are_the_same_for_every_question_and_never_repeated(geo_gr
 def test_examples_as_sql_only_show_no_example_question(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]
     lm = ScriptedLM({"sql": " name FROM rivers ORDER BY length_km DESC LIMIT 1"})
     build("kgsql", geo_graph, lm, pool=pool, retriever=WholeSchema(), encoder=HashEncoder(),
-          example_questions=False).ask(QUESTION, db="geo")
+          example_questions=False, derived_first=False).ask(QUESTION, db="geo")  # the pool's, not geo's own
     prompt = lm.calls[0].messages[-1]["content"]
     assert "/* Answer the following:" not in prompt and "SELECT count(*) FROM course" in prompt
 
 
 def test_kgsql_examples_on_a_spatial_database_are_the_nearest_after_the_schema(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]
     """``geo`` is spatial: its examples are the question's nearest, after the schema (the cached
-    prefix); ``spatial_example_selection=""`` gives it the typical examples, first, as anywhere."""
+    prefix); ``spatial_example_selection=""`` gives it the typical examples, first, as anywhere (the pool's,
+    ``derived_first`` off: the pool holds none of geo's questions)."""
     prompts = {}
     for choice in ("masked-similarity", ""):
         lm = ScriptedLM({"sql": " name FROM rivers ORDER BY length_km DESC LIMIT 1"})
         build("kgsql", geo_graph, lm, pool=pool, retriever=WholeSchema(), encoder=HashEncoder(),
-              spatial_example_selection=choice).ask(QUESTION, db="geo")
+              spatial_example_selection=choice, derived_first=False).ask(QUESTION, db="geo")
         prompts[choice] = lm.calls[0].messages[-1]["content"]
     nearest, typical = prompts["masked-similarity"], prompts[""]
     assert nearest.index("/* Given the following database schema") < nearest.index("/* Some SQL examples")

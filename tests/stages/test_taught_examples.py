@@ -92,7 +92,8 @@ def test_removing_an_example_takes_back_what_only_it_taught(schema_graph, exampl
 
 def test_derived_examples_can_join_a_given_pool(schema_graph, example_db: Path, unique_name) -> None:  # type: ignore[no-untyped-def]
     """``derived_examples=True``: on a spatial database the derived examples are candidates beside the given
-    pool's (the question's nearest of both are shown); off (the default), the pool's alone."""
+    pool's (the question's nearest of both are shown); off, the pool's alone (``derived_first`` off: the pool
+    holds only another database's question)."""
     from kgsql.fewshot.pool import ExamplePool
 
     db = unique_name("beside")
@@ -102,7 +103,7 @@ def test_derived_examples_can_join_a_given_pool(schema_graph, example_db: Path, 
     for on in (True, False):
         lm = ScriptedLM(default=LONGEST)
         method = build("kgsql", schema_graph, lm, pool=pool, encoder=HashEncoder(), retriever=WholeSchema(),
-                       value_hints=False, join_hints=False, derived_examples=on)
+                       value_hints=False, join_hints=False, derived_examples=on, derived_first=False)
         answer = method.ask("How long is the Amber River in metres?", db=db)
         prompt = lm.calls[-1].prompt
         assert answer.example_source == "pool" and len(answer.examples) == (5 if on else 1)
@@ -112,7 +113,7 @@ def test_derived_examples_can_join_a_given_pool(schema_graph, example_db: Path, 
 
 def test_derived_examples_can_replace_a_pool_of_other_databases(schema_graph, example_db: Path,  # type: ignore[no-untyped-def]
                                                                 unique_name) -> None:
-    """``derived_first=True``: on a spatial database a pool holding none of its questions (SSpa's cross-fold
+    """``derived_first`` (the default): on a spatial database a pool holding none of its questions (SSpa's cross-fold
     pool: other databases' questions) gives way to its derived examples; a pool holding one of its own
     questions is shown as it is."""
     from kgsql.fewshot.pool import ExamplePool
@@ -125,7 +126,7 @@ def test_derived_examples_can_replace_a_pool_of_other_databases(schema_graph, ex
         pool = ExamplePool.from_records(records, schemas=lambda _d: schema_graph.schema(db))
         lm = ScriptedLM(default=LONGEST)
         method = build("kgsql", schema_graph, lm, pool=pool, encoder=HashEncoder(), retriever=WholeSchema(),
-                       value_hints=False, join_hints=False, derived_first=True)
+                       value_hints=False, join_hints=False)
         answer = method.ask("How long is the Amber River in metres?", db=db)
         prompt = lm.calls[-1].prompt
         assert answer.example_source == source
