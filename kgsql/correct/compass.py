@@ -18,9 +18,10 @@ from typing import Final
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
-from kgsql.correct.repair import rewrite_tree
+from kgsql.correct.repair import rewrite_selects
+from kgsql.schema.spatial_pairs import geometry_names
 from kgsql.sql.calls import function_call
-from kgsql.sql.dialects import engine_of_dialect, sqlglot_name
+from kgsql.sql.dialects import spatial_forms, sqlglot_name
 
 __all__ = ["order_by_compass"]
 
@@ -41,40 +42,42 @@ def _direction(question: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _geometry(call: exp.Expression, geometry_names: frozenset[str]) -> exp.Column | None:
-    """The geometry column ``call`` takes one coordinate of (through a centroid), else None."""
-    if not isinstance(call, exp.Func) or function_call(call)[0] not in _COORDINATES:
+def _only_argument(node: exp.Expression, names: frozenset[str]) -> exp.Expression | None:
+    """The one argument of ``node`` when it is a call of one of ``names`` with one argument, else None."""
+    if not isinstance(node, exp.Func):
         return None
-    args = function_call(call)[1]
-    inner = args[0] if len(args) == 1 else None
-    if isinstance(inner, exp.Func) and function_call(inner)[0] in _CENTRES and len(function_call(inner)[1]) == 1:
-        inner = function_call(inner)[1][0]
-    return inner if isinstance(inner, exp.Column) and inner.name.lower() in geometry_names else None
+    name, args = function_call(node)
+    return args[0] if name in names and len(args) == 1 else None
+
+
+def _geometry(key: exp.Expression, geometries: set[str]) -> exp.Column | None:
+    """The geometry column ``key`` takes one coordinate of (through a centroid), else None."""
+    inner = _only_argument(key, _COORDINATES)
+    centre = _only_argument(inner, _CENTRES) if inner is not None else None
+    inner = centre if centre is not None else inner  # X(Centroid(g)): g
+    return inner if isinstance(inner, exp.Column) and inner.name.lower() in geometries else None
 
 
 def order_by_compass(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` ordered by the extreme its question's compass superlative names (module docstring), or None."""
     direction = _direction(ctx.question)
-    forms = engine_of_dialect(ctx.dialect).spatial_forms
+    forms = spatial_forms(ctx.dialect)
     if direction is None or forms is None:
         return None
-    geometry_names = frozenset(c.name.lower() for t in ctx.schema.tables for c in t.columns if c.spatial)
+    geometries = geometry_names(ctx.schema)
     side, descending = _EXTREMES[direction]
     dialect = sqlglot_name(ctx.dialect)
 
-    def reorder(tree: exp.Expression) -> bool:
-        changed = False
-        for select in list(tree.find_all(exp.Select)):
-            order = select.args.get("order")
-            keys = order.expressions if order is not None else []
-            geometry = _geometry(keys[0].this, geometry_names) if len(keys) == 1 else None
-            if geometry is None:
-                continue
-            extreme = exp.maybe_parse(forms.bounds[side].format(g=geometry.sql(dialect=dialect)), dialect=dialect)
-            keys[0].set("this", extreme)
-            keys[0].set("desc", descending)
-            keys[0].set("nulls_first", False)
-            changed = True
-        return changed
+    def reorder(select: exp.Select) -> bool:
+        order = select.args.get("order")
+        keys = order.expressions if order is not None else []
+        geometry = _geometry(keys[0].this, geometries) if len(keys) == 1 else None
+        if geometry is None:
+            return False
+        extreme = exp.maybe_parse(forms.bounds[side].format(g=geometry.sql(dialect=dialect)), dialect=dialect)
+        keys[0].set("this", extreme)
+        keys[0].set("desc", descending)
+        keys[0].set("nulls_first", False)
+        return True
 
-    return rewrite_tree(ctx, sql, reorder)
+    return rewrite_selects(ctx, sql, reorder, dialect=dialect)

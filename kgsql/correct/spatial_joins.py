@@ -41,15 +41,11 @@ from kgsql.correct.lookup import label_column
 from kgsql.correct.repair import Scope, has_column, own_columns, qualify_all, rewrite_selects, written
 from kgsql.schema.geometry_units import measure
 from kgsql.schema.model import Column, DatabaseSchema, Table
-from kgsql.schema.spatial_pairs import geometry_column, pairing
+from kgsql.schema.spatial_pairs import geometry_column, geometry_names, pairing
 from kgsql.sql.dialects import spatial_forms, sqlglot_name
 from kgsql.sql.names import parse_sql, schema_table
 
 __all__ = ["located_condition", "located_partners", "repair_spatial_joins"]
-
-
-def _geometry_names(schema: DatabaseSchema) -> set[str]:
-    return {c.name.lower() for t in schema.tables for c in t.columns if c.spatial is not None}
 
 
 def _singular(name: str) -> str:
@@ -181,7 +177,7 @@ def _repair_select(select: exp.Select, schema: DatabaseSchema, dialect: str) -> 
     scope = Scope(select, schema)
     if not scope.ok:
         return False
-    names = _geometry_names(schema)
+    names = geometry_names(schema)
     outputs = {e.alias.lower() for e in select.expressions if isinstance(e, exp.Alias) and e.alias}
     changed = qualified = False
     for col in own_columns(select):
@@ -215,7 +211,7 @@ def _repair_select(select: exp.Select, schema: DatabaseSchema, dialect: str) -> 
 def repair_spatial_joins(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` with geometry names and located attributes repaired, or None when nothing applies (and on
     any database without geometry columns)."""
-    if not _geometry_names(ctx.schema):
+    if not geometry_names(ctx.schema):
         return None
     return rewrite_selects(ctx, sql, lambda select: _repair_select(select, ctx.schema, ctx.dialect),
                            dialect=sqlglot_name(ctx.dialect))

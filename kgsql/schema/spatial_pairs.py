@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from kgsql.schema.geometry_units import base_type, is_lon_lat
-from kgsql.schema.model import Column, Table
+from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.schema.spatial_forms import SpatialForms
 
-__all__ = ["Pairing", "geometry_column", "pairing"]
+__all__ = ["Pairing", "geometry_column", "geometry_names", "pairing"]
 
 #: (geometry type of a, of b) -> (how a relates to b, the SpatialForms field of its predicate); the pair is tried
 #: both ways.
@@ -34,6 +34,11 @@ _RELATIONS: Final = {
 def geometry_column(table: Table) -> Column | None:
     """The table's geometry column (the first, when it has several); None without one."""
     return next((c for c in table.columns if c.spatial is not None), None)
+
+
+def geometry_names(schema: DatabaseSchema) -> set[str]:
+    """The lower-case names of every geometry column of the schema (what a written column may refer to)."""
+    return {c.name.lower() for t in schema.tables for c in t.columns if c.spatial is not None}
 
 
 @dataclass(frozen=True)
