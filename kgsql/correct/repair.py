@@ -151,7 +151,7 @@ def _join_path(scope: Scope, steps: list[tuple[str, str]], g: FKGraph) -> None:
         scope.add_join(scope.schema.table(b), alias, exp.EQ(this=left, expression=right))
 
 
-def _enclosing_names(select: exp.Select) -> set[str]:
+def enclosing_names(select: exp.Select) -> set[str]:
     """Aliases and table names of the queries around ``select`` (a correlated reference is theirs)."""
     names: set[str] = set()
     outer = select.parent
@@ -202,7 +202,7 @@ def _repair_select(select: exp.Select, schema: DatabaseSchema, g: FKGraph) -> bo
                 continue
         elif qualifier:
             # a real table's name: aliased in FROM (major.x with major AS T2), or not joined yet (budget.x)
-            if _requalify_or_join(scope, col, g, _enclosing_names(select)):
+            if _requalify_or_join(scope, col, g, enclosing_names(select)):
                 changed = joined = True
             continue  # else an alias of an enclosing query (correlated) or a typo the tips handle
         elif holders or col.name.lower() in outputs:

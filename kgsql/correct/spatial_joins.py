@@ -21,6 +21,9 @@ model call:
   exactly one FROM item by containment or crossing (a point inside a polygon, a
   line crossing a polygon...; not by distance, which needs a number the question
   gives), is read from that table joined on the relation;
+* a column qualified by a table the query never put in FROM (``FROM hotels
+  WHERE districts.name = '玄武区'``) is read from that table joined under its
+  name, when it relates to exactly one FROM item the same way;
 * otherwise a column named after a table of polygons (``district`` ->
   ``districts``) is read as that table's name column (``name``, or the table's
   one label) joined the same way.
@@ -38,7 +41,8 @@ from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
 from kgsql.correct.lookup import label_column
-from kgsql.correct.repair import Scope, has_column, own_columns, qualify_all, rewrite_selects, written
+from kgsql.correct.repair import (Scope, enclosing_names, has_column, own_columns, qualify_all, rewrite_selects,
+                                  written)
 from kgsql.schema.geometry_units import measure
 from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.schema.spatial_pairs import geometry_column, geometry_names, pairing
@@ -154,6 +158,19 @@ def _owner(scope: Scope, column: str) -> tuple[Table, Column, str] | None:
     return named[0], name, related
 
 
+def _named_absent(scope: Scope, col: exp.Column) -> tuple[Table, str] | None:
+    """``districts.name`` where neither this SELECT's FROM nor a query around it has ``districts``: (the table,
+    the one FROM alias it relates to by location) when it has the column, else None."""
+    qualifier = col.table.lower()
+    if not qualifier or qualifier in scope.by_alias or qualifier in enclosing_names(scope.select):
+        return None
+    table = next((t for t in scope.schema.tables if t.name.lower() == qualifier), None)
+    if table is None or table.name.lower() in scope.alias_of or not has_column(table, col.name):
+        return None
+    related = _related(scope, table)
+    return (table, related) if related is not None else None
+
+
 def located_condition(scope: Scope, table: Table, alias: str, other: str, dialect: str) -> exp.Expression | None:
     """How ``table`` (written as ``alias``) relates by containment or crossing to the FROM item ``other``, as a
     join condition; None when they relate by distance or not at all."""
@@ -173,6 +190,12 @@ def located_condition(scope: Scope, table: Table, alias: str, other: str, dialec
     return on
 
 
+def _qualified(scope: Scope) -> bool:
+    """Qualifies the SELECT's columns before a join, so the new table's columns cannot make others ambiguous."""
+    qualify_all(scope)
+    return True
+
+
 def _repair_select(select: exp.Select, schema: DatabaseSchema, dialect: str) -> bool:
     scope = Scope(select, schema)
     if not scope.ok:
@@ -187,6 +210,14 @@ def _repair_select(select: exp.Select, schema: DatabaseSchema, dialect: str) -> 
             changed = True
             continue
         qualifier = col.table.lower()
+        named = _named_absent(scope, col)
+        if named is not None:  # the query names a table it never put in FROM: joined by location, under its name
+            on = located_condition(scope, named[0], col.table, named[1], dialect)
+            if on is not None:
+                qualified = qualified or _qualified(scope)
+                scope.add_join(named[0], col.table, on)
+                changed = True
+            continue
         if ((qualifier and qualifier not in scope.by_alias) or scope.holders(col.name)
                 or (not qualifier and _outer_has(select, col.name, schema))):
             continue  # an enclosing query's alias or column, a column a FROM item has
@@ -198,9 +229,7 @@ def _repair_select(select: exp.Select, schema: DatabaseSchema, dialect: str) -> 
         on = located_condition(scope, table, new, alias, dialect)
         if on is None:
             continue
-        if not qualified:
-            qualify_all(scope)  # before the join, so the new table's columns cannot make others ambiguous
-            qualified = True
+        qualified = qualified or _qualified(scope)
         scope.add_join(table, new, on)
         col.set("this", exp.to_identifier(column.name))
         col.set("table", exp.to_identifier(new))

@@ -68,9 +68,14 @@ class PromptParts:
     lead_shots: tuple[Shot, ...] = ()  # examples the same for every question: first, before anything else
     shots_per_question: bool = False  # ``shots`` were chosen for this question (they last one question)
     history: str = ""     # a conversation's earlier questions and their SQL (``--set context=history``)
+    database_parts: frozenset[str] = frozenset()  # parts chosen once for the database (they last the database)
 
     def lasts(self, part: Part) -> Lasts:
-        """How long ``part`` stays the same in this prompt: examples chosen once for every question last the run."""
+        """How long ``part`` stays the same in this prompt: a part chosen once for the database (a spatial
+        database's function notes and derived examples, ``spatial_choice=database``) lasts the database,
+        other examples chosen once for every question last the run."""
+        if part.name in self.database_parts:
+            return Lasts.DATABASE
         if part.name == "shots" and not self.shots_per_question:
             return Lasts.RUN
         return part.lasts

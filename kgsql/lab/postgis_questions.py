@@ -79,6 +79,8 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="the examples: SSpa's cross-fold pool (default), or none given (own: what a user with a "
                         "new database has, the examples each copy derives from its own geometry tables)")
     p.add_argument("--limit", type=int, default=0, help="first N questions (0: all)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="a method option for both engines, as in eval run (repeatable)")
     p.add_argument("--model", default=None, help="local model (default: kgsql's default)")
     p.add_argument("--timeout", type=float, default=120.0)
     p.add_argument("--out", type=Path, default=Path("postgis_questions.json"),
@@ -109,20 +111,26 @@ def _load_and_ingest(graph: Any, cluster: Any, db: str, sqlite_file: Path, *,
     return (("spatialite", lite_name, str(sqlite_file)), ("postgis", pg_name, reader_url)), load_s
 
 
-def _engine_methods(data: Dataset, db: str, graph: Any, lm: Any, pool: str = "cross-fold") -> dict[str, Any]:
-    """The default method per engine, each with SSpa's cross-fold examples in its own SQL; with ``pool``
-    "own" none is given, so each engine's copy shows the examples it derives in its own names and forms."""
+def _engine_methods(data: Dataset, db: str, graph: Any, lm: Any, pool: str = "cross-fold",
+                    options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The default method per engine (with ``options``, the same for both), each with SSpa's cross-fold
+    examples in its own SQL; with ``pool`` "own" none is given, so each engine's copy shows the examples it
+    derives in its own names and forms."""
     from kgsql.fewshot.pool import ExamplePool
-    from kgsql.methods import build
     from kgsql.sql.to_postgis import to_postgis
 
+    def build(*pool: Any) -> Any:  # no pool: the default's own examples (taught, derived, shipped)
+        from kgsql.methods import build as build_method
+
+        return build_method("kgsql", graph, lm, *pool, **(options or {}))
+
     if pool == "own":
-        return {"spatialite": build("kgsql", graph, lm), "postgis": build("kgsql", graph, lm)}
+        return {"spatialite": build(), "postgis": build()}
     # SSpa's cross-fold examples: the split's other databases; for PostGIS their SQL rewritten for it
     lite_pool = ExamplePool.from_dataset(data, exclude_dbs=[db])
     pg_pool = ExamplePool([replace(e, sql=to_postgis(e.sql)) for e in lite_pool.examples],
                           name=f"{lite_pool.name}-postgis", schemas=lite_pool.schemas)
-    return {"spatialite": build("kgsql", graph, lm, lite_pool), "postgis": build("kgsql", graph, lm, pg_pool)}
+    return {"spatialite": build(lite_pool), "postgis": build(pg_pool)}
 
 
 def _gold_rows(item: GoldQuestion, sqlite_file: Path, timeout: float) -> tuple[list[tuple[Any, ...]] | None, str, bool]:
@@ -222,10 +230,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from kgsql.eval.datasets.spatial import load_spatial
     from kgsql.lab.pg_cluster import TempCluster
+    from kgsql.methods import parse_sets
     from kgsql.llm import default_lm
     from kgsql.schema_graph import SchemaGraph
 
     try:
+        options = parse_sets(args.sets)
         data = load_spatial(args.data_dir, args.split)
         dbs = chosen_databases(args.db, data)
         if args.model:
@@ -239,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 targets, seconds = _load_and_ingest(graph, cluster, db, data.db_files[db],
                                                     profiles=not args.no_profiles)
                 load_s += seconds
-                methods = _engine_methods(data, db, graph, lm, args.pool)
+                methods = _engine_methods(data, db, graph, lm, args.pool, options)
                 records += _answer_all(items, methods, targets, data.db_files[db], args.timeout,
                                        args.out.with_suffix(".jsonl"))
     except KgsqlError as exc:

@@ -227,12 +227,22 @@ class SpatialKnowledge:
         sims = self._similarities(question, encoder)
         if sims is not None:
             scores = [s + _W_EMBED * max(0.0, float(x)) for s, x in zip(scores, sims)]
-        boosted = {n for t in types for n in self.type_boosts.get(t, ())}
-        if "GEOMETRY" in types or "GEOMETRYCOLLECTION" in types:  # unknown shape: all are plausible
-            boosted |= {n for names in self.type_boosts.values() for n in names}
+        boosted = self._likely_names(types)
         scores = [s + (_W_TYPE if f.name in boosted else 0.0) for s, f in zip(scores, self.functions)]
         order = sorted(range(len(self.functions)), key=lambda i: (-scores[i], i))
         return [self.functions[i] for i in order[:k]]
+
+    def likely(self, schema_or_columns: Any) -> list[Function]:
+        """Every function the schema's geometry types make likely (``type_boosts``), in the KB's order: one
+        list for all the questions of a database, which a prefix-caching server reads once."""
+        names = self._likely_names(geometry_types(schema_or_columns))
+        return [f for f in self.functions if f.name in names]
+
+    def _likely_names(self, types: set[str]) -> set[str]:
+        names = {n for t in types for n in self.type_boosts.get(t, ())}
+        if "GEOMETRY" in types or "GEOMETRYCOLLECTION" in types:  # unknown shape: all are plausible
+            names |= {n for boosted in self.type_boosts.values() for n in boosted}
+        return names
 
     def _keyword_score(self, question: str, function: Function) -> float:
         q = " " + " ".join(_tokens(question)) + " "
@@ -278,17 +288,20 @@ class SpatialKnowledge:
 
 
 def spatial_notes(question: str, schema: Any, *, k: int = 6, fixed: Sequence[str] = (),
-                  dialect: str = "spatialite") -> tuple[str, str]:
+                  dialect: str = "spatialite", per_database: bool = False) -> tuple[str, str]:
     """(SDBMS preamble, explanations of the functions this question needs) for a spatial schema.
 
     ``fixed`` names a constant function list (SSpa's) instead of the per-question choice
-    (a name another dialect uses is mapped through the KB's aliases); ``dialect`` picks
+    (a name another dialect uses is mapped through the KB's aliases); ``per_database``: every
+    function the schema's geometry makes likely, whatever the question; ``dialect`` picks
     the KB ("spatialite", "postgis"); ("", "") for a database without geometry."""
     if not getattr(schema, "is_spatial", False):
         return "", ""
     kb = SpatialKnowledge.load(dialect)
     if fixed:
         functions = [f for f in (kb.function(n) for n in fixed) if f is not None]
+    elif per_database:
+        functions = kb.likely(schema)
     else:
         functions = kb.select(question, schema, k=k)
     return kb.preamble, kb.render(functions, preamble=False) if functions else ""

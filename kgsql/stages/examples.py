@@ -20,6 +20,9 @@ never repeating a lead example.
 A spatial database may use another selection (``spatial_selection``): its
 questions turn on functions (lengths, areas, containment) that the pool's
 most common SQL shapes seldom show, and its nearest questions do (issue 12).
+With ``per_database`` its derived examples are shown whole instead (a dozen at
+most, one per kind and table): the same text for each of its questions, which
+a prefix-caching server reads once.
 """
 from __future__ import annotations
 
@@ -45,6 +48,7 @@ class PickExamples:
     fallback: Any = None  # a pool shown as it is when there is neither ``pool`` nor taught examples
     derived_too: bool = False  # a spatial database's derived examples are candidates beside ``pool``'s
     derived_first: bool = False  # ... instead of ``pool``'s when the pool holds none of the database's questions
+    per_database: bool = False  # derived examples: all of them, the same for each question of the database
     name: str = "examples"
     _selectors: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _per_db: dict[str, tuple[tuple[Any, ...], Any]] = field(default_factory=dict, init=False, repr=False)
@@ -155,7 +159,9 @@ class PickExamples:
 
         query = ExampleQuery(state.question, state.full, tuple(v.value for v in state.values),
                              exclude_ids=frozenset(state.answer.examples or ()))
-        picks = selector.select(query, self.shots)
+        whole = self.per_database and source == "derived"  # the database's own few: all, in their order
+        picks = ([e for e in selector.pool if e.id not in query.exclude_ids] if whole
+                 else selector.select(query, self.shots))
         state.answer.examples = [*(state.answer.examples or ()), *(e.id for e in picks)]
         if picks:
             state.answer.example_source = source
@@ -164,4 +170,6 @@ class PickExamples:
             state.lead_examples = shown
         else:
             state.examples = shown
-            state.examples_per_question = selector.per_question
+            state.examples_per_question = selector.per_question and not whole
+            if whole:
+                state.database_parts.add("shots")

@@ -36,6 +36,7 @@ def prompt_parts(state: QuestionState, *, cot: bool = False) -> PromptParts:
         geo=state.geo, lead_shots=tuple(Shot(q, sql) for q, sql in state.lead_examples),
         hints="\n".join(state.hints), evidence=state.user_evidence, cot=cot,
         shots_per_question=state.examples_per_question, history=state.history,
+        database_parts=frozenset(state.database_parts),
     )
 
 

@@ -47,6 +47,7 @@ class OneCallOptions(Rewrites):
     geo: bool = True                 # [render] geographic descriptions of the tables
     sdbms: bool = True               # [spatial] SpatiaLite preamble + this question's functions
     spatial_functions: int = 6       # [spatial]
+    spatial_choice: str = "database"  # [spatial, examples] functions, derived examples: once a database | "question"
     evidence: bool = False           # [evidence] LLM-written evidence (3 calls; off: it misleads small models)
     user_evidence: str = "add"       # [evidence] add | replace | ignore
     shots: int = 5                   # [examples] 0 = zero-shot (also without a pool)
@@ -94,7 +95,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
     return [
         SelectSchema(retriever, scope=o.scope, max_schema_tokens=o.max_schema_tokens) if needs_retrieval
         else WholeDatabase(),
-        SpatialNotes(functions=o.spatial_functions, enabled=o.sdbms),
+        SpatialNotes(functions=o.spatial_functions, enabled=o.sdbms, per_database=o.spatial_choice == "database"),
         RenderSchema(style=o.schema_style, value_examples=o.value_examples, geo=o.geo),
         GatherEvidence(lm, generate=o.evidence, user=o.user_evidence),
         PickExamples(pool, shots=o.lead_shots, selection=o.lead_selection, encoder=encoder,
@@ -102,7 +103,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
         PickExamples(pool, shots=o.shots, selection=o.example_selection, encoder=encoder,
                      graph_examples=graph_examples, fallback=fallback_pool, questions=o.example_questions,
                      spatial_selection=o.spatial_example_selection, derived_too=o.derived_examples,
-                     derived_first=o.derived_first),
+                     derived_first=o.derived_first, per_database=o.spatial_choice == "database"),
         GraphHints(values=o.value_hints, joins=o.join_hints, spatial_joins=o.spatial_join_hints, keys=o.key_hints,
                    meanings=o.meaning_hints, spatial=o.spatial_hints),
         *([PreviousTurns()] if o.context == HISTORY else []),

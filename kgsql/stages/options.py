@@ -13,6 +13,10 @@ from kgsql.errors import InputError
 from kgsql.stages.context import check_context
 from kgsql.stages.evidence import USER_EVIDENCE_MODES
 
+#: How a spatial database's function notes and derived examples are chosen: for each question (the nearest),
+#: or once for the database (all its geometry makes likely: one cached prefix for its questions).
+SPATIAL_CHOICES = ("question", "database")
+
 
 def check_options(options: Any) -> None:
     """Refuse a user-evidence mode or conversation context that does not exist, a negative number, or a
@@ -23,6 +27,8 @@ def check_options(options: Any) -> None:
         value = getattr(options, f.name)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
             raise InputError(f"{f.name} must not be negative, not {value}")
+    if getattr(options, "spatial_choice", "question") not in SPATIAL_CHOICES:
+        raise InputError(f"spatial_choice '{options.spatial_choice}': expected one of {', '.join(SPATIAL_CHOICES)}")
     if hasattr(options, "context"):
         check_context(options.context)
     if not 0 < options.timeout_s < float("inf"):

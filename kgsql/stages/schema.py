@@ -112,11 +112,13 @@ class RenderSchema:
 
 @dataclass
 class SpatialNotes:
-    """SSpa's SDBMS knowledge: the SpatiaLite preamble and this question's function notes."""
+    """SSpa's SDBMS knowledge: the SpatiaLite preamble and this question's function notes (``per_database``:
+    the database's, every function its geometry types make likely, one cached text for all its questions)."""
 
     functions: int = 6
     fixed: tuple[str, ...] = ()
     enabled: bool = True
+    per_database: bool = False  # every function the database's geometry makes likely, the same for each question
     name: str = "spatial"
 
     def run(self, state: QuestionState) -> None:
@@ -127,6 +129,10 @@ class SpatialNotes:
             return
         from kgsql.sql.spatialite import spatial_notes
 
-        preamble, notes = spatial_notes(state.question, state.shown, k=self.functions, fixed=self.fixed, dialect=kb)
+        schema = state.full if self.per_database else state.shown  # the database's: the same for its questions
+        preamble, notes = spatial_notes(state.question, schema, k=self.functions, fixed=self.fixed, dialect=kb,
+                                        per_database=self.per_database)
         if preamble:
             state.system, state.functions = preamble, notes
+            if self.per_database or self.fixed:
+                state.database_parts.add("functions")

@@ -36,6 +36,7 @@ class QuestionState:
     hints: list[str] = field(default_factory=list)
     examples: list[tuple[str, str]] = field(default_factory=list)  # (question, SQL)
     examples_per_question: bool = False         # the examples depend on the question (not cacheable)
+    database_parts: set[str] = field(default_factory=set)  # prompt parts chosen once for the database (cacheable)
     lead_examples: list[tuple[str, str]] = field(default_factory=list)  # the same for every question: shown first
     shots: tuple[Shot, ...] = ()                # examples as the baselines show them (own schemas, auto-CoT)
     draft_sql: str | None = None                # DAIL-SQL's preliminary SQL, which steers example selection

@@ -22,6 +22,11 @@ from kgsql.llm.trace import Trace
      "SELECT T1.name FROM rivers AS T1 JOIN provinces ON Intersects(T1.Shape, provinces.Shape) = 1 "
      "WHERE provinces.population > 2000000",
      [("Amber River",), ("Little Fen",)]),
+    # a table the query names but never put in FROM: joined under its name by location
+    ("SELECT name FROM rivers WHERE provinces.name = 'Southreach'",
+     "SELECT rivers.name FROM rivers JOIN provinces ON Intersects(rivers.Shape, provinces.Shape) = 1 "
+     "WHERE provinces.name = 'Southreach'",
+     [("Amber River",), ("Little Fen",)]),
     # every geometry called Shape: the table's own geometry column (cities store Location)
     ("SELECT name FROM cities WHERE Within(Shape, (SELECT Shape FROM provinces WHERE name = 'Eastvale')) = 1",
      "SELECT name FROM cities WHERE Within(Location, (SELECT Shape FROM provinces WHERE name = 'Eastvale')) = 1",
@@ -58,6 +63,8 @@ def test_the_relation_is_the_database_s_own(geo_ctx: CheckContext) -> None:
     "SELECT name FROM rivers",                                        # nothing wrong
     "SELECT name FROM cities WHERE capital_city_id = 1",              # cities and provinces share a key: FK repair's
     "SELECT name FROM rivers WHERE city = 'x'",                       # cities are points: a distance, not a place
+    "SELECT name FROM rivers WHERE cities.name = 'x'",                # ... named but not in FROM: the same
+    "SELECT name FROM rivers AS r WHERE EXISTS (SELECT 1 FROM provinces WHERE r.name = provinces.name)",
     "SELECT name FROM rivers WHERE nope = 1",                         # no owner anywhere
     "SELECT r.name FROM rivers AS r JOIN provinces AS p ON 1 = 1 WHERE Shape IS NULL",  # Shape: whose? ambiguous
     "SELECT name FROM provinces WHERE EXISTS (SELECT 1 FROM cities WHERE Within(cities.Location, Shape) = 1)",

@@ -95,3 +95,20 @@ def test_with_no_pool_each_copy_shows_the_examples_it_derives(pg_cluster, schema
         form = ("Distance(rivers.Shape, cities.Location, 1)" if engine == "spatialite"  # the copy folds names
                 else "ST_Distance(rivers.shape::geography, cities.location::geography)")
         assert form in prompt, engine  # "Which city is closest to Amber River?" in each copy's names and forms
+
+
+def test_an_unknown_option_is_one_line_before_anything_starts(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.json"
+    assert main(["--data-dir", str(tmp_path), "--set", "spatial_chioce=database", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "spatial_chioce: unknown method option" in err and len(err.strip().splitlines()) == 1
+
+
+def test_options_reach_both_engines_methods() -> None:
+    from kgsql.lab.postgis_questions import _engine_methods
+    from kgsql.llm.scripted import ScriptedLM
+
+    options = {"spatial_choice": "database"}
+    methods = _engine_methods(None, "geo", None, ScriptedLM(), "own", options)  # type: ignore[arg-type]
+    assert [m.options.spatial_choice for m in methods.values()] == ["database", "database"]
