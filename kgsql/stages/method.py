@@ -68,7 +68,7 @@ class OneCallOptions(Rewrites):
     correction: bool = True          # [sql] run, check and correct (False: one call, no checks; was `tips`)
     max_rounds: int = 3              # [sql] greedy generations at most
     samples: int = 0                 # [sql] sampled candidates voted by result when nothing returned rows
-    spatial_samples: int = 3         # [sql] ... on a spatial database (200 spatial questions, session 21)
+    spatial_samples: int = 1         # [sql] ... on a spatial database (200 spatial questions, sessions 21 and 26)
     temperature: float = 0.7         # [sql] for the sampled candidates
     max_tokens: int = 256            # [sql]
     timeout_s: float = 30.0          # [sql]
