@@ -117,12 +117,13 @@ def _engine_methods(data: Dataset, db: str, graph: Any, lm: Any, pool: str = "cr
     examples in its own SQL; with ``pool`` "own" none is given, so each engine's copy shows the examples it
     derives in its own names and forms."""
     from kgsql.fewshot.pool import ExamplePool
+    from kgsql.fewshot.shipped import SHIPPED_EXAMPLES
     from kgsql.sql.to_postgis import to_postgis
 
-    def build(*pool: Any) -> Any:  # no pool: the default's own examples (taught, derived, shipped)
+    def build(pool: Any = SHIPPED_EXAMPLES) -> Any:  # the default's own examples (taught, derived, shipped)
         from kgsql.methods import build as build_method
 
-        return build_method("kgsql", graph, lm, *pool, **(options or {}))
+        return build_method("kgsql", graph, lm, pool, **(options or {}))
 
     if pool == "own":
         return {"spatialite": build(), "postgis": build()}

@@ -133,27 +133,21 @@ def run(method: str, graph: Any, pool: ExamplePool | None, **overrides: Any):  #
     return lm, t2s.ask(QUESTION, db="geo")
 
 
-def shown_examples(options: Any, answer: Any) -> int:
+def shown_examples(options: Any, answer: Any, graph: Any) -> int:
     """How many examples ``answer`` should show: the shots (and lead shots) the pool fills, or on geo, a
     spatial database, every example it derives when they are chosen once for the database."""
     if answer.example_source == "derived" and getattr(options, "spatial_choice", "") == "database":
         from kgsql.fewshot.spatial_derived import derived_examples
 
-        return len(derived_examples(answer_schema(answer)))
+        return len(derived_examples(graph.schema(answer.db)))
     return min(options.shots + getattr(options, "lead_shots", 0), len(POOL))
-
-
-def answer_schema(answer: Any) -> Any:
-    from kgsql.ingest.reader import read_database
-
-    return read_database(Path(__file__).parents[2] / "examples" / "geo" / "geo.sqlite", name=answer.db)
 
 
 @pytest.mark.parametrize("method", available_methods())
 def test_method_golden(geo_graph, pool, method: str) -> None:  # type: ignore[no-untyped-def]
     lm, answer = run(method, geo_graph, pool)
     assert answer.error is None and answer.rows == [("Silver River",)], (answer.sql, answer.error)
-    assert len(answer.examples) == shown_examples(get_method(method).options, answer)
+    assert len(answer.examples) == shown_examples(get_method(method).options, answer, geo_graph)
     assert_golden(FIXTURES / f"{method}.txt", render(lm, answer))
 
 
@@ -184,7 +178,7 @@ def test_kgsql_is_one_call_when_the_first_query_runs(geo_graph, pool) -> None:  
     answer = build("kgsql", geo_graph, lm, pool=pool, retriever=WholeSchema(), encoder=HashEncoder()).ask(
         QUESTION, db="geo")
     assert lm.steps() == ["sql"] and answer.rows == [("Silver River",)]
-    assert len(answer.examples) == shown_examples(OneCallOptions(), answer)
+    assert len(answer.examples) == shown_examples(OneCallOptions(), answer, geo_graph)
 
 
 def test_lead_examples_are_the_same_for_every_question_and_never_repeated(geo_graph, pool) -> None:  # type: ignore[no-untyped-def]
