@@ -18,7 +18,9 @@ A second rewrite (:func:`named_geometries`, its own switch) reads a place the qu
 belongs: ``Intersects(roads.Shape, '东风路')`` (a text is no geometry: SpatiaLite answers -1, nothing
 matches) becomes ``Intersects(roads.Shape, (SELECT GUnion(Shape) FROM roads WHERE Name = '东风路'))``,
 when one geometry table's text column holds the name (probed; the table of the call's other geometry
-first when several do).
+first when several do). PostGIS's form of the mistake is a name cast to a geometry,
+``ST_Distance(location::geography, '南京市文物局'::geometry)`` ("parse error - invalid geometry"): the name
+inside the cast is read the same way, the cast kept.
 """
 from __future__ import annotations
 
@@ -121,6 +123,13 @@ def _holder(ctx: CheckContext, text: str, near: list[Table]) -> tuple[Table, Col
     return table, column, geometry_column(table)  # type: ignore[return-value]
 
 
+def _uncast(argument: exp.Expression) -> exp.Expression:
+    """A call's argument as written inside a cast to a geometry or geography (PostGIS's ``x::geography``)."""
+    if isinstance(argument, exp.Cast) and argument.to.is_type("geometry", "geography"):
+        return argument.this
+    return argument
+
+
 def named_geometries(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` with each place name given where a geometry belongs read as that place's geometry (module
     docstring), or None."""
@@ -133,9 +142,12 @@ def named_geometries(ctx: CheckContext, sql: str) -> str | None:
     def read_places(tree: exp.Expression) -> bool:
         changed = False
         for call in list(tree.find_all(exp.Func)):
-            texts = [a for a in call.iter_expressions() if isinstance(a, exp.Literal) and a.is_string]
+            if isinstance(call, exp.Cast):
+                continue  # the cast is read as part of the call it is an argument of
+            arguments = [_uncast(a) for a in call.iter_expressions()]
+            texts = [a for a in arguments if isinstance(a, exp.Literal) and a.is_string]
             # the call's column arguments that are geometries: none, and it is no spatial call
-            near = [t for a in call.iter_expressions() if isinstance(a, exp.Column)
+            near = [t for a in arguments if isinstance(a, exp.Column)
                     for t in geometries.get(a.name.lower(), [])] if texts else []
             for text in texts if near else []:
                 found = _holder(ctx, text.this, near)

@@ -22,7 +22,7 @@
   when they are the same for every question (``typical`` or ``static``
   selection), so the cached prefix is three-level: the examples once for all
   databases, then one database's schema, then the question's parts. Examples
-  chosen per question (``PromptParts.shots_per_question``) stay after the
+  chosen per question (``PromptParts.lasting``) stay after the
   schema, where they cost nothing that could have been cached.
 
 Formats only arrange text; what goes in (schema style, rows, which

@@ -8,13 +8,17 @@ same (:class:`Lasts`) is what a prefix-caching server cares about: the
 ``shared-first`` format is nothing but the parts sorted by it.
 
 Adding a part: a field of :class:`PromptParts`, a line in :data:`PARTS` (the
-cache order) and its place in the papers' hand-written orders (:data:`DAIL_ORDER`,
-:data:`ACT_ORDER`), all here; a format registered with an order that lacks it
-is named at registration. With the stage that writes it, two code files.
+cache order and how long the part lasts unless a prompt says otherwise) and its
+place in the papers' hand-written orders (:data:`DAIL_ORDER`, :data:`ACT_ORDER`),
+all here; a format registered with an order that lacks it is named at
+registration. With the stage that writes it, two code files. A stage whose
+choice makes a part last longer or shorter than declared says so in the
+prompt's ``lasting`` (the one override of a part's lifetime).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from enum import IntEnum
 
 from kgsql.errors import KgsqlError
@@ -66,19 +70,14 @@ class PromptParts:
     cot: bool = False     # the shots' answers are chains of thought (shapes the ending, not a section)
     hints: str = ""       # graph-derived hints (values the question names, join conditions, value meanings)
     lead_shots: tuple[Shot, ...] = ()  # examples the same for every question: first, before anything else
-    shots_per_question: bool = False  # ``shots`` were chosen for this question (they last one question)
     history: str = ""     # a conversation's earlier questions and their SQL (``--set context=history``)
-    database_parts: frozenset[str] = frozenset()  # parts chosen once for the database (they last the database)
+    lasting: Mapping[str, Lasts] = field(default_factory=dict)  # part name -> how long it lasts in this prompt
 
     def lasts(self, part: Part) -> Lasts:
-        """How long ``part`` stays the same in this prompt: a part chosen once for the database (a spatial
-        database's function notes and derived examples, ``spatial_choice=database``) lasts the database,
-        other examples chosen once for every question last the run."""
-        if part.name in self.database_parts:
-            return Lasts.DATABASE
-        if part.name == "shots" and not self.shots_per_question:
-            return Lasts.RUN
-        return part.lasts
+        """How long ``part`` stays the same in this prompt: as the stage that chose it says in ``lasting``
+        (examples the same for every question last the run; a spatial database's function notes and derived
+        examples chosen once for it, ``spatial_choice=database``, last the database), else as declared."""
+        return self.lasting.get(part.name, part.lasts)
 
 
 #: Every section, in the cache order (``schema-first``): what lasts longest first, the question last.

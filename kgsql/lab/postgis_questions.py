@@ -2,7 +2,7 @@
 
     python -m kgsql.lab.postgis_questions --data-dir ../shared/data/spatial [--split dataset1] [--db all]
         [--no-profiles] [--pool cross-fold|own] [--limit 20] [--model qwen2.5-coder-1.5b]
-        [--out postgis_questions.json]
+        [--set KEY=VALUE] [--replay OLD.jsonl] [--out postgis_questions.json]
 
 Why: kgsql claims the same method works on PostGIS as on SpatiaLite — the
 graph, the PostGIS function notes, the tips in PostGIS's terms. This starts a
@@ -21,7 +21,10 @@ its own engine; results compare as multisets (ordered when the gold orders),
 numbers to 4 significant digits (SpatiaLite and PostGIS compute geodesic
 lengths with different code). Printed and written: correct per engine (in all
 and per database), paired wins/losses with the exact McNemar p, how many
-PostGIS answers call a PostGIS function, and every question's SQL.
+PostGIS answers call a PostGIS function, and every question's SQL with its model calls. ``--replay``
+answers each engine's model calls from an earlier run's records (:mod:`kgsql.eval.replay`): what a
+change to the checks and rewrites does to the same generations, exactly and with no model; a question
+whose prompt changed is kept out of the totals as not replayable.
 """
 from __future__ import annotations
 
@@ -36,12 +39,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from kgsql.errors import KgsqlError
+from kgsql.errors import InputError, KgsqlError
 
 if TYPE_CHECKING:
     from kgsql.eval.datasets.base import Dataset, GoldQuestion
+    from kgsql.eval.replay import ReplayLM
 
-__all__ = ["chosen_databases", "main", "paired_totals", "same_rows"]
+__all__ = ["ENGINES", "chosen_databases", "main", "paired_totals", "replay_lm", "same_rows"]
+
+#: The engines every question is asked on, in order.
+ENGINES = ("spatialite", "postgis")
 
 
 def _value(v: Any) -> Any:
@@ -82,6 +89,8 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="a method option for both engines, as in eval run (repeatable)")
     p.add_argument("--model", default=None, help="local model (default: kgsql's default)")
+    p.add_argument("--replay", type=Path, default=None, metavar="OLD.jsonl",
+                   help="answer the model calls from an earlier run's records (OLD.jsonl beside its report)")
     p.add_argument("--timeout", type=float, default=120.0)
     p.add_argument("--out", type=Path, default=Path("postgis_questions.json"),
                    help="the report; OUT.jsonl beside it keeps each question's record, so a stopped run resumes")
@@ -148,37 +157,62 @@ def _gold_rows(item: GoldQuestion, sqlite_file: Path, timeout: float) -> tuple[l
     return gold_rows, gold_error, ordered
 
 
+def replay_lm(path: Path) -> ReplayLM:
+    """The model calls of an earlier run's records, keyed ``engine:question id``."""
+    from kgsql.eval.replay import ReplayLM
+
+    if not path.is_file():
+        raise InputError(f"--replay: no records file at {path}")
+    calls = {f"{engine}:{r['id']}": r[engine]["calls"] for r in _read_records(path)
+             for engine in ENGINES if isinstance(r.get(engine, {}).get("calls"), list)}
+    if not calls:
+        raise InputError(f"--replay: {path} holds no records with model calls")
+    return ReplayLM(calls)
+
+
+def _read_records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def _question_record(item: GoldQuestion, methods: dict[str, Any], targets: Sequence[tuple[str, str, str]],
-                     sqlite_file: Path, timeout: float) -> dict[str, Any]:
-    """One question asked on every engine in ``targets`` (engine, graph name, database), scored against gold."""
-    from kgsql.eval.runner import evidence_for
+                     sqlite_file: Path, timeout: float, replay: ReplayLM | None = None) -> dict[str, Any]:
+    """One question asked on every engine in ``targets`` (engine, graph name, database), scored against gold;
+    with ``replay``, each engine's model calls answered from its records."""
+    from kgsql.eval.runner import call_record, evidence_for
 
     gold_rows, gold_error, ordered = _gold_rows(item, sqlite_file, timeout)
     record: dict[str, Any] = {"id": item.id, "db": item.db_id, "question": item.question, "gold": item.gold[0],
                               "gold_error": gold_error, "gold_rows": (gold_rows or [])[:3]}
     for engine, name, db in targets:
         t1 = time.perf_counter()
+        if replay is not None:
+            replay.begin(f"{engine}:{item.id}")
         answer = methods[engine].ask(item.question, db=name, evidence=evidence_for(item))
         rows, error = _rows(db, answer.sql, timeout) if answer.sql else (None, answer.error or "")
         right = gold_rows is not None and rows is not None and same_rows(gold_rows, rows, ordered=ordered)
+        prompts = getattr(answer, "prompts", None) or []
         record[engine] = {"sql": answer.sql, "correct": right, "error": error, "rows": (rows or [])[:3],
-                          "seconds": round(time.perf_counter() - t1, 2)}
+                          "seconds": round(time.perf_counter() - t1, 2),
+                          "llm_s": round(sum(float(p.get("latency_s") or 0.0) for p in prompts), 2),
+                          "calls": [call_record(p) for p in prompts]}
+        if replay is not None and replay.problem:
+            record["not_replayable"] = f"{engine}: {replay.problem}"
     record["postgis"]["uses_postgis"] = bool(re.search(r"\bST_\w+\s*\(|::geography",
                                                        record["postgis"]["sql"] or "", re.I))
     return record
 
 
 def _answer_all(items: Sequence[GoldQuestion], methods: dict[str, Any], targets: Sequence[tuple[str, str, str]],
-                sqlite_file: Path, timeout: float, progress_file: Path) -> list[dict[str, Any]]:
+                sqlite_file: Path, timeout: float, progress_file: Path,
+                replay: ReplayLM | None = None) -> list[dict[str, Any]]:
     """Every question's record, resumable: each is appended to ``progress_file`` as it is done; a rerun skips those."""
     asked = {item.id for item in items}
-    records = [r for r in (json.loads(line) for line in progress_file.read_text(encoding="utf-8").splitlines()
-                           if line.strip()) if r["id"] in asked] if progress_file.is_file() else []
+    records = [r for r in _read_records(progress_file) if r["id"] in asked] if progress_file.is_file() else []
     done = {r["id"] for r in records}
     for n, item in enumerate(items, 1):
-        if item.id in done:
+        if item.id in done or (replay is not None and not all(replay.knows(f"{e}:{item.id}") for e in ENGINES)):
             continue
-        record = _question_record(item, methods, targets, sqlite_file, timeout)
+        record = _question_record(item, methods, targets, sqlite_file, timeout, replay)
         records.append(record)
         with progress_file.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(record, default=str) + "\n")
@@ -188,9 +222,11 @@ def _answer_all(items: Sequence[GoldQuestion], methods: dict[str, Any], targets:
 
 
 def paired_totals(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Correct per engine and PostGIS's paired wins and losses against SpatiaLite, with the exact McNemar p."""
+    """Correct per engine and PostGIS's paired wins and losses against SpatiaLite, with the exact McNemar p
+    (a replayed question whose prompt changed is not counted)."""
     from kgsql.eval.compare import mcnemar_p
 
+    records = [r for r in records if not r.get("not_replayable")]
     lite = [r["spatialite"]["correct"] for r in records]
     pg = [r["postgis"]["correct"] for r in records]
     wins = sum(b and not a for a, b in zip(lite, pg))
@@ -212,6 +248,9 @@ def _summary(args: argparse.Namespace, dbs: Sequence[str], records: Sequence[dic
         "postgis_queries_that_fail": sum(bool(r["postgis"]["error"]) for r in records),
         "spatialite_queries_that_fail": sum(bool(r["spatialite"]["error"]) for r in records),
         "gold_errors": sum(bool(r["gold_error"]) for r in records),
+        "not_replayable": sum(bool(r.get("not_replayable")) for r in records),
+        "llm_s_per_question": {e: round(sum(r[e].get("llm_s", 0.0) for r in records) / max(len(records), 1), 2)
+                               for e in ENGINES},
     }
 
 
@@ -237,11 +276,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         options = parse_sets(args.sets)
+        replay = replay_lm(args.replay) if args.replay else None
         data = load_spatial(args.data_dir, args.split)
         dbs = chosen_databases(args.db, data)
         if args.model:
             os.environ["KGSQL_LOCAL_MODEL"] = args.model
-        lm = default_lm()
+        lm = replay or default_lm()
         records: list[dict[str, Any]] = []
         load_s = 0.0
         with TempCluster() as cluster, SchemaGraph.open() as graph:
@@ -252,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 load_s += seconds
                 methods = _engine_methods(data, db, graph, lm, args.pool, options)
                 records += _answer_all(items, methods, targets, data.db_files[db], args.timeout,
-                                       args.out.with_suffix(".jsonl"))
+                                       args.out.with_suffix(".jsonl"), replay)
     except KgsqlError as exc:
         print(f"kgsql.lab.postgis_questions: error: {exc}", file=sys.stderr)
         return 1

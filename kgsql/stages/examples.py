@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from kgsql.generate.parts import Lasts
 from kgsql.stages.state import QuestionState
 
 
@@ -170,6 +171,5 @@ class PickExamples:
             state.lead_examples = shown
         else:
             state.examples = shown
-            state.examples_per_question = selector.per_question and not whole
-            if whole:
-                state.database_parts.add("shots")
+            state.lasting["shots"] = (Lasts.DATABASE if whole else Lasts.QUESTION if selector.per_question
+                                      else Lasts.RUN)

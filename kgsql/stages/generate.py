@@ -35,8 +35,7 @@ def prompt_parts(state: QuestionState, *, cot: bool = False) -> PromptParts:
         shots=state.shots + tuple(Shot(q, sql) for q, sql in state.examples), functions=state.functions,
         geo=state.geo, lead_shots=tuple(Shot(q, sql) for q, sql in state.lead_examples),
         hints="\n".join(state.hints), evidence=state.user_evidence, cot=cot,
-        shots_per_question=state.examples_per_question, history=state.history,
-        database_parts=frozenset(state.database_parts),
+        history=state.history, lasting=dict(state.lasting),
     )
 
 

@@ -92,10 +92,11 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
     loop = LoopOptions(max_rounds=o.max_rounds, samples=o.samples, temperature=o.temperature, correction=o.correction,
                        **o.switches())
     needs_retrieval = o.scope != "database" or o.value_hints or o.join_hints or o.spatial_hints
+    once_per_database = o.spatial_choice == "database"  # a spatial database's notes and derived examples
     return [
         SelectSchema(retriever, scope=o.scope, max_schema_tokens=o.max_schema_tokens) if needs_retrieval
         else WholeDatabase(),
-        SpatialNotes(functions=o.spatial_functions, enabled=o.sdbms, per_database=o.spatial_choice == "database"),
+        SpatialNotes(functions=o.spatial_functions, enabled=o.sdbms, per_database=once_per_database),
         RenderSchema(style=o.schema_style, value_examples=o.value_examples, geo=o.geo),
         GatherEvidence(lm, generate=o.evidence, user=o.user_evidence),
         PickExamples(pool, shots=o.lead_shots, selection=o.lead_selection, encoder=encoder,
@@ -103,7 +104,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
         PickExamples(pool, shots=o.shots, selection=o.example_selection, encoder=encoder,
                      graph_examples=graph_examples, fallback=fallback_pool, questions=o.example_questions,
                      spatial_selection=o.spatial_example_selection, derived_too=o.derived_examples,
-                     derived_first=o.derived_first, per_database=o.spatial_choice == "database"),
+                     derived_first=o.derived_first, per_database=once_per_database),
         GraphHints(values=o.value_hints, joins=o.join_hints, spatial_joins=o.spatial_join_hints, keys=o.key_hints,
                    meanings=o.meaning_hints, spatial=o.spatial_hints),
         *([PreviousTurns()] if o.context == HISTORY else []),

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from kgsql.errors import InputError
+from kgsql.generate.parts import Lasts
 from kgsql.generate.render import RenderOptions, render_geo_descriptions, render_kg_schema
 from kgsql.sql.dialects import dialect_of, expert_line, function_kb
 from kgsql.stages.state import QuestionState
@@ -135,4 +136,4 @@ class SpatialNotes:
         if preamble:
             state.system, state.functions = preamble, notes
             if self.per_database or self.fixed:
-                state.database_parts.add("functions")
+                state.lasting["functions"] = Lasts.DATABASE

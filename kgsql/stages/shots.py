@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgsql.errors import KgsqlError, UnknownNameError
+from kgsql.generate.parts import Lasts
 from kgsql.stages.generate import prompt_parts
 from kgsql.stages.state import QuestionState
 
@@ -82,7 +83,7 @@ class PickShots:
         state.answer.example_source = "pool"
         state.shots = make_shots(picks, self.pool, organisation=self.organisation, style=self.style,
                                  example_rows=self.example_rows, cot=self._cot())
-        state.examples_per_question = self.selector.per_question
+        state.lasting["shots"] = Lasts.QUESTION if self.selector.per_question else Lasts.RUN
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kgsql.generate.parts import Shot
+from kgsql.generate.parts import Lasts, Shot
 from kgsql.llm.trace import Trace
 from kgsql.retrieve.values import ValueMatch
 from kgsql.schema.model import DatabaseSchema
@@ -35,8 +35,7 @@ class QuestionState:
     geo: str = ""                               # geographic descriptions of the tables
     hints: list[str] = field(default_factory=list)
     examples: list[tuple[str, str]] = field(default_factory=list)  # (question, SQL)
-    examples_per_question: bool = False         # the examples depend on the question (not cacheable)
-    database_parts: set[str] = field(default_factory=set)  # prompt parts chosen once for the database (cacheable)
+    lasting: dict[str, Lasts] = field(default_factory=dict)  # part -> how long the stage's choice lasts (cache)
     lead_examples: list[tuple[str, str]] = field(default_factory=list)  # the same for every question: shown first
     shots: tuple[Shot, ...] = ()                # examples as the baselines show them (own schemas, auto-CoT)
     draft_sql: str | None = None                # DAIL-SQL's preliminary SQL, which steers example selection

@@ -3,6 +3,7 @@ whose Amber River is given a second segment, as roads and rivers are stored in r
 from __future__ import annotations
 
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
@@ -68,14 +69,14 @@ def test_a_plain_sqlite_database_is_left_alone(dbs: dict[str, tuple[Path, Databa
         assert whole_geometries(ctx, "SELECT name FROM students WHERE class_id = (SELECT class_id FROM classes)") is None
 
 
-def test_postgis_reads_the_union_too(pg_cluster, unique_name) -> None:  # type: ignore[no-untyped-def]
-    """The same rewrite in PostGIS's words (ST_Union), on a throwaway PostGIS database, where the query as
-    written does not even run."""
+@pytest.fixture(scope="module")
+def pg_rivers(pg_cluster) -> str:  # type: ignore[no-untyped-def]
+    """A throwaway PostGIS database of a river stored as two segments and a town near each: a reader's URL."""
     if not pg_cluster.postgis:
         pytest.skip("PostGIS not installed (Debian: postgresql-15-postgis-3)")
     from kgsql.db.engines.postgres import PostgresEngine  # noqa: F401 - registers the engine
 
-    database = unique_name("rivers")
+    database = f"rivers_{uuid.uuid4().hex[:8]}"
     pg_cluster.create_database(database, postgis=True)
     pg_cluster.sql(
         "CREATE TABLE rivers (id INTEGER PRIMARY KEY, name TEXT, shape geometry(LineString, 4326))",
@@ -84,16 +85,40 @@ def test_postgis_reads_the_union_too(pg_cluster, unique_name) -> None:  # type: 
         "(2, 'Amber', 'SRID=4326;LINESTRING(12 51, 12.5 51)')",
         "INSERT INTO towns VALUES (1, 'West', 'SRID=4326;POINT(10.2 50.01)'), (2, 'East', 'SRID=4326;POINT(12.2 51.01)')",
         database=database)
-    reader = pg_cluster.create_reader(database, "rivers_reader")
-    schema = read_database(reader)
+    return pg_cluster.create_reader(database, "rivers_reader")
+
+
+def test_postgis_reads_the_union_too(pg_rivers: str) -> None:
+    """The same rewrite in PostGIS's words (ST_Union), on a throwaway PostGIS database, where the query as
+    written does not even run."""
+    schema = read_database(pg_rivers)
     written = ("SELECT name FROM towns WHERE ST_DWithin(location::geography, "
                "(SELECT shape FROM rivers WHERE name = 'Amber')::geography, 5000)")
-    with CheckContext(schema, "Which towns lie within 5 km of the Amber?", path=reader) as ctx:
+    with CheckContext(schema, "Which towns lie within 5 km of the Amber?", path=pg_rivers) as ctx:
         widened = whole_geometries(ctx, written)
         assert widened is not None and "SELECT ST_Union(shape) FROM rivers" in widened
         assert {r[0] for r in ctx.execute(widened).rows} == {"West", "East"}
         with pytest.raises(KgsqlError, match="more than one row"):  # PostgreSQL refuses what SQLite cuts short
             ctx.execute(written)
+
+
+def test_postgis_a_name_cast_to_a_geometry_is_read_as_the_place(pg_rivers: str) -> None:
+    """``'Amber'::geometry`` is PostGIS's form of a name where a geometry belongs ("invalid geometry"): the
+    name inside the cast is read as the river's rows, unioned, and the cast stays."""
+    from kgsql.correct.whole_geometry import named_geometries
+
+    schema = read_database(pg_rivers)
+    written = ("SELECT name, ST_Distance(location::geography, 'Amber'::geometry) AS d FROM towns "
+               "ORDER BY d LIMIT 1")
+    with CheckContext(schema, "Which town is closest to the Amber, and how far is it?", path=pg_rivers) as ctx:
+        with pytest.raises(KgsqlError, match="invalid geometry"):
+            ctx.execute(written)
+        read = named_geometries(ctx, written)
+        place = "CAST((SELECT ST_Union(shape) FROM rivers WHERE name = 'Amber') AS GEOMETRY)"
+        assert read is not None and place in read
+        rows = ctx.execute(read).rows
+        assert rows[0][0] == "West" and 1000 < rows[0][1] < 1200  # 0.01 degree of latitude: about 1.1 km
+        assert named_geometries(ctx, "SELECT ST_Distance(location, 'Nowhere'::geometry) FROM towns") is None
 
 
 def test_a_place_name_where_a_geometry_belongs_is_read_as_the_place(segmented: DatabaseSchema) -> None:

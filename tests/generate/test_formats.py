@@ -9,6 +9,7 @@ from golden import assert_golden, messages_text
 from kgsql.errors import UnknownNameError
 from kgsql.fewshot.pool import ExamplePool, PoolExample
 from kgsql.generate.formats import ACT_SYSTEM, PromptParts, Shot, available_formats, format_prompt
+from kgsql.generate.parts import Lasts
 from kgsql.generate.shots import make_shots
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
 
@@ -48,7 +49,7 @@ CASES = {
         tips="The previous query did not work:\n```sql\nSELECT nme FROM singer\n```\nIt failed: no such column: nme")),
     "shared-first": ("shared-first", PromptParts(
         QUESTION, SCHEMA, SHOTS, system="You are an expert in SQLite and highly skilled in writing SQL queries.",
-        hints="'France' is a value of singer.Country.",
+        hints="'France' is a value of singer.Country.", lasting={"shots": Lasts.RUN},  # the same for every question
         tips="The previous query did not work:\n```sql\nSELECT nme FROM singer\n```\nIt failed: no such column: nme")),
     "schema-first-lead": ("schema-first", PromptParts(QUESTION, SCHEMA, SHOTS[1:], lead_shots=SHOTS[:1],
                                                       hints="'France' is a value of singer.Country.")),
@@ -94,9 +95,11 @@ def test_schema_first_puts_the_stable_schema_first() -> None:
 def test_shared_first_caches_examples_across_databases() -> None:
     """Fixed examples open every prompt: two databases' prompts share them; one database's questions share its schema too."""
     other = "CREATE TABLE pilot (\n  pilot_id INTEGER\n);"
-    a = format_prompt("shared-first", PromptParts(QUESTION, SCHEMA, SHOTS, hints="h1")).messages[-1]["content"]
-    b = format_prompt("shared-first", PromptParts("Who flies?", other, SHOTS)).messages[-1]["content"]
-    c = format_prompt("shared-first", PromptParts("Who is oldest?", SCHEMA, SHOTS)).messages[-1]["content"]
+    def text(question: str, schema: str, hints: str = "") -> str:
+        parts = PromptParts(question, schema, SHOTS, hints=hints, lasting={"shots": Lasts.RUN})
+        return format_prompt("shared-first", parts).messages[-1]["content"]
+
+    a, b, c = text(QUESTION, SCHEMA, "h1"), text("Who flies?", other), text("Who is oldest?", SCHEMA)
     commonprefix = __import__("os").path.commonprefix
     across_dbs, same_db = commonprefix([a, b]), commonprefix([a, c])
     assert all(s.answer in across_dbs for s in SHOTS) and SCHEMA not in across_dbs
@@ -106,11 +109,12 @@ def test_shared_first_caches_examples_across_databases() -> None:
 def test_shared_first_keeps_examples_chosen_per_question_after_the_schema() -> None:
     """Examples that change with the question would end the cached prefix before the schema:
     ``shared-first`` then lays the prompt out as ``schema-first``."""
-    per_question = PromptParts(QUESTION, SCHEMA, SHOTS, hints="h1", shots_per_question=True)
+    per_question = PromptParts(QUESTION, SCHEMA, SHOTS, hints="h1")  # as declared: chosen per question
     text = format_prompt("shared-first", per_question).messages[-1]["content"]
     assert text == format_prompt("schema-first", per_question).messages[-1]["content"]
     assert text.index(SCHEMA) < text.index("/* Some SQL examples") < text.index("h1")
-    shared = format_prompt("shared-first", PromptParts(QUESTION, SCHEMA, SHOTS)).messages[-1]["content"]
+    shared = format_prompt("shared-first", PromptParts(QUESTION, SCHEMA, SHOTS, lasting={"shots": Lasts.RUN})
+                           ).messages[-1]["content"]
     assert shared.index("/* Some SQL examples") < shared.index(SCHEMA)
 
 

@@ -60,8 +60,8 @@ def test_the_cache_order_is_the_declared_order_and_by_lasts_only_moves_shared_ex
     """``schema-first`` is the declaration order, which never puts a shorter-lived part before a
     longer-lived one; ``shared-first`` sorts by lasts, so examples the same for every question move up."""
     assert [p.lasts for p in PARTS] == sorted(p.lasts for p in PARTS)
-    per_question = dataclasses.replace(MARKED, shots_per_question=True)
-    assert _text("shared-first", per_question) == _text("schema-first", per_question)
-    shared = _text("shared-first", MARKED)
+    assert _text("shared-first", MARKED) == _text("schema-first", MARKED)  # examples chosen per question
+    for_every_question = dataclasses.replace(MARKED, lasting={"shots": Lasts.RUN})
+    shared = _text("shared-first", for_every_question)
     assert shared.index("LEAD_SHOTS-MARK") < shared.index("SHOT-MARK") < shared.index("SCHEMA-MARK")
-    assert MARKED.lasts(dict((p.name, p) for p in PARTS)["shots"]) is Lasts.RUN
+    assert for_every_question.lasts(dict((p.name, p) for p in PARTS)["shots"]) is Lasts.RUN

@@ -1,6 +1,7 @@
 """The PostGIS question benchmark's scoring and its bad input (the model run itself is a benchmark)."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -112,3 +113,49 @@ def test_options_reach_both_engines_methods() -> None:
     options = {"spatial_choice": "database"}
     methods = _engine_methods(None, "geo", None, ScriptedLM(), "own", options)  # type: ignore[arg-type]
     assert [m.options.spatial_choice for m in methods.values()] == ["database", "database"]
+
+
+def test_a_run_replays_its_model_calls_and_names_a_changed_prompt(  # type: ignore[no-untyped-def]
+        pg_cluster, schema_graph, example_db: Path, tmp_path: Path) -> None:
+    """Each engine's model calls are recorded; ``--replay`` answers them from the records, so a change to
+    the checks and rewrites is measured on the same generations; a question whose prompt changed is named
+    not replayable and kept out of the totals."""
+    from kgsql.lab.postgis_questions import _engine_methods, _load_and_ingest, _question_record, replay_lm
+    from kgsql.llm.scripted import ScriptedLM
+
+    folder = tmp_path / "geo"
+    folder.mkdir()
+    shutil.copy(example_db, folder / "geo.sqlite")
+    targets, _ = _load_and_ingest(schema_graph, pg_cluster, "geo_replay", folder / "geo.sqlite", profiles=False)
+    item = SimpleNamespace(id="geo1", db_id="geo", question="Which rivers are there?", evidence="", hints="",
+                           gold=["SELECT name FROM rivers"])
+    live = ScriptedLM(default="SELECT name FROM rivers")
+    record = _question_record(item, _engine_methods(None, "geo", schema_graph, live, "own"),  # type: ignore[arg-type]
+                              targets, folder / "geo.sqlite", 30.0)
+    assert record["spatialite"]["correct"] and record["postgis"]["correct"]
+    assert [c["output"] for c in record["postgis"]["calls"]] == ["SELECT name FROM rivers"]
+    recorded = tmp_path / "old.jsonl"
+    recorded.write_text(json.dumps(record) + "\n", encoding="utf-8")
+
+    replay = replay_lm(recorded)
+    methods = _engine_methods(None, "geo", schema_graph, replay, "own")  # type: ignore[arg-type]
+    again = _question_record(item, methods, targets, folder / "geo.sqlite", 30.0, replay)
+    assert "not_replayable" not in again
+    assert [again[e]["sql"] for e in ("spatialite", "postgis")] == [record[e]["sql"] for e in ("spatialite", "postgis")]
+
+    reworded = SimpleNamespace(**{**vars(item), "question": "Name every river."})  # another prompt, same id
+    changed = _question_record(reworded, methods, targets, folder / "geo.sqlite", 30.0, replay)
+    assert "another prompt" in changed["not_replayable"]
+    assert paired_totals([again, changed])["questions"] == 1
+
+
+def test_replaying_a_run_without_recorded_calls_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = tmp_path / "old.jsonl"
+    old.write_text(json.dumps({"id": "q1", "spatialite": {"sql": "SELECT 1"}, "postgis": {"sql": "SELECT 1"}}) + "\n",
+                   encoding="utf-8")
+    out = tmp_path / "r.json"
+    assert main(["--data-dir", str(tmp_path), "--replay", str(old), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("kgsql.lab.postgis_questions: error: ") and len(err.strip().splitlines()) == 1
+    assert "holds no records with model calls" in err
+    assert not out.exists()

@@ -77,7 +77,7 @@ def test_a_database_s_functions_are_those_its_geometry_types_make_likely() -> No
 
 
 def test_a_part_chosen_for_the_database_lasts_the_database_and_keeps_its_place() -> None:
-    parts = PromptParts("q?", "SCHEMA", (Shot("e?", "SELECT 1"),), functions="F", database_parts=frozenset({"shots"}))
+    parts = PromptParts("q?", "SCHEMA", (Shot("e?", "SELECT 1"),), functions="F", lasting={"shots": Lasts.DATABASE})
     by_name = {p.name: p for p in PARTS}
     assert parts.lasts(by_name["shots"]) is Lasts.DATABASE and parts.lasts(by_name["functions"]) is Lasts.QUESTION
 

@@ -9,6 +9,7 @@ import pytest
 
 from kgsql.errors import UnknownNameError
 from kgsql.fewshot.pool import ExamplePool, PoolExample
+from kgsql.generate.parts import Lasts
 from kgsql.text.encoder import HashEncoder
 from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.stages.examples import PickExamples
@@ -44,8 +45,8 @@ def test_plain_databases_get_the_typical_examples_spatial_ones_the_nearest(pool:
     stage = PickExamples(pool, shots=1, selection="typical", spatial_selection="masked-similarity",
                          encoder=HashEncoder())
     plain, spatial = picked(stage, spatial=False), picked(stage, spatial=True)
-    assert plain.answer.examples == ["count1"] and not plain.examples_per_question
-    assert spatial.answer.examples == ["length"] and spatial.examples_per_question
+    assert plain.answer.examples == ["count1"] and plain.lasting["shots"] is Lasts.RUN
+    assert spatial.answer.examples == ["length"] and spatial.lasting["shots"] is Lasts.QUESTION
     assert spatial.examples == [("What is the total length of the rivers?",
                                  "SELECT sum(GLength(shape, 1)) FROM rivers")]
 
@@ -60,7 +61,7 @@ def test_lead_examples_keep_their_selection_on_a_spatial_database(pool: ExampleP
     stage = PickExamples(pool, shots=1, selection="typical", encoder=HashEncoder(), lead=True)
     state = picked(stage, spatial=True)
     assert state.lead_examples == [("How many lakes are there?", "SELECT count(*) FROM lakes")]
-    assert state.examples == [] and not state.examples_per_question
+    assert state.examples == [] and "shots" not in state.lasting
 
 
 @pytest.mark.parametrize("options, refused", [
