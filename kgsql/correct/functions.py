@@ -4,10 +4,12 @@ An unknown name is mapped back to the SpatiaLite function through the
 function KB's aliases (PostGIS ``ST_DWithin`` -> ``PtDistWithin``), or to the
 engine's way of writing another dialect's function (``Engine.function_equivalents``);
 a wrong argument count is answered with the KB signature or the engine's core
-signature (``Engine.function_signatures``).
+signature (``Engine.function_signatures``), and so are wrong argument types (PostgreSQL's
+"function st_within(geography, geometry) does not exist": the function is there, not for those types).
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sqlglot import exp
@@ -25,6 +27,9 @@ FUNCTION_UNKNOWN_TIP = "The function '{name}' does not exist in {system} and sho
 FUNCTION_NOT_LOADED_TIP = "The function '{name}' is not available: {system} is not loaded for this database."
 FUNCTION_NOT_SPATIAL_TIP = "The function '{name}' does not exist in {system}: this database has no spatial functions."
 ARGUMENTS_TIP = "The function '{name}' was called with the wrong number of arguments{given}; {advice}"
+TYPES_TIP = "The function '{name}' does not take arguments of types ({types}); {call}"
+#: PostgreSQL's message for a call no form of the function matches: the argument types it was given.
+_GIVEN_TYPES = re.compile(r"function [\w.]+\((?P<types>[^)]*)\) does not exist")
 
 def knowledge(dialect: str = "spatialite") -> Any:
     """The spatial function KB of ``dialect`` ("spatialite", "postgis"), or None when it cannot be loaded."""
@@ -49,6 +54,10 @@ def function_error(ctx: CheckContext, sql: str, name: str | None, message: str) 
         if f is not None and f.name.lower() != name.lower():
             tip = FUNCTION_RENAMED_TIP.format(name=name, system=system, good=f.name, call=kb.call_hint(f))
             return [Tip("no_such_function", tip, name)]
+        given = _GIVEN_TYPES.search(message)
+        if f is not None and given and given.group("types").strip():  # there, but not for these types
+            tip = TYPES_TIP.format(name=name, types=given.group("types"), call=kb.call_hint(f))
+            return [Tip("wrong_arguments", tip, name)]
         if f is not None:  # the dialect's own function, unknown to the database: its extension is not loaded
             return [Tip("no_such_function", FUNCTION_NOT_LOADED_TIP.format(name=name, system=system), name)]
     elif kb is not None and kb.function(name) is not None:

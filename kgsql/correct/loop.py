@@ -109,7 +109,7 @@ class Rewrites:
     match_literals: bool = False   # [sql] text literals in the column's stored spelling ('human' -> 'Human')
     metre_units: bool = True       # [sql] SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1))
     whole_geometry: bool = False   # [sql] a place stored as many rows read whole: (SELECT GUnion(Shape) FROM ..)
-    named_geometry: bool = False   # [sql] a place's name where a geometry belongs read as its geometry
+    named_geometry: bool = True    # [sql] a place's name where a geometry belongs read as its geometry
 
     def switches(self) -> dict[str, bool]:
         """Every switch and its setting (to hand a method's choice to :class:`LoopOptions`)."""

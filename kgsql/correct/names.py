@@ -144,9 +144,16 @@ def precheck(sql: str, schema: DatabaseSchema, *, allow_tables: Iterable[str] = 
 
 
 def table_error(ctx: CheckContext, sql: str, name: str | None, message: str) -> list[Tip] | None:
-    """SQLite's "no such table: t"."""
+    """SQLite's "no such table: t"; also PostgreSQL's "missing FROM-clause entry for table t", which names
+    a qualifier no FROM item has (``cities.shape`` over ``FROM gdps``): SQLite's "no such column: t.c",
+    answered the same way (join it; or the alias it should have been), not as a table that does not exist."""
     if not name:
         return None
+    tree = ctx.tree(sql)
+    qualifier = [p for p in (analyse(tree, ctx.names) if tree is not None else [])
+                 if p.kind in ("unknown_qualifier", "table_not_in_from") and p.qualifier.lower() == name.lower()]
+    if qualifier:
+        return unique(t for p in qualifier for t in problem_tips(p, ctx.names))
     return problem_tips(Problem("no_such_table", name), ctx.names)
 
 

@@ -21,7 +21,10 @@ most for "within 500 metres of X".
 The same pass drops SpatiaLite's ``= 1`` after a spatial predicate
 (``ST_Contains(a, b) = 1``): PostGIS predicates return boolean, and
 PostgreSQL refuses ``boolean = integer`` (the habit cost a question in the
-PostGIS run).
+PostGIS run), and the reverse of the cast: a model that learnt ``::geography``
+puts it where PostGIS has no geography form (``ST_Within(p.location::geography,
+c.shape)``: "function st_within(geography, geometry) does not exist", two
+questions of the PostGIS run of session 27), so the cast is dropped there.
 """
 from __future__ import annotations
 
@@ -36,9 +39,13 @@ from kgsql.sql.calls import function_call
 from kgsql.sql.dialects import dialect_of
 from kgsql.sql.to_postgis import booleans
 
-__all__ = ["GEOGRAPHIC_SRIDS", "ellipsoid_units", "geography_units"]
+__all__ = ["GEOGRAPHIC_SRIDS", "GEOMETRY_ONLY", "ellipsoid_units", "geography_units"]
 
 _MEASURES: Final = frozenset({"st_length", "st_area", "st_perimeter", "st_distance"})
+#: PostGIS functions with no geography form (checked against a real PostGIS: tests/engines/test_engine_prompts.py).
+GEOMETRY_ONLY: Final = frozenset({"st_within", "st_contains", "st_touches", "st_crosses", "st_overlaps",
+                                  "st_equals", "st_disjoint", "st_x", "st_y", "st_xmin", "st_xmax", "st_ymin",
+                                  "st_ymax", "st_union"})
 
 
 def _geographic_columns(ctx: CheckContext) -> set[str]:
@@ -59,7 +66,8 @@ def _is_geography(node: exp.Expression) -> bool:
 def _geometry_read(node: exp.Expression) -> exp.Expression | None:
     """What an argument measures: itself, or the one value a scalar subquery selects
     (``Distance(h.Location, (SELECT Shape FROM roads WHERE name = ..))``); None for a subquery of many."""
-    while isinstance(node, (exp.Paren, exp.Subquery, exp.Select)):
+    while isinstance(node, (exp.Paren, exp.Subquery, exp.Select)) or (
+            isinstance(node, exp.Cast) and node.to.is_type("geometry")):  # '<place>'::geometry, read as its row
         if isinstance(node, exp.Select):
             if len(node.expressions) != 1:
                 return None
@@ -84,8 +92,8 @@ def _radius_in_metres(node: exp.Expression) -> bool:
 
 
 def geography_units(ctx: CheckContext, sql: str) -> str | None:
-    """``sql`` with its length/area/distance calls on lon/lat geometry cast to geography and its
-    predicates compared as booleans; None when nothing needed it."""
+    """``sql`` with its length/area/distance calls on lon/lat geometry cast to geography, no geography
+    given where only geometry is taken, and its predicates compared as booleans; None when nothing needed it."""
     if dialect_of(ctx.schema) != "postgis":
         return None
     geographic = _geographic_columns(ctx)
@@ -96,6 +104,11 @@ def geography_units(ctx: CheckContext, sql: str) -> str | None:
     changed = False
     for call in list(tree.find_all(exp.Func)):
         name, args = function_call(call)
+        if name in GEOMETRY_ONLY:
+            for cast in [a for a in args if _is_geography(a)]:
+                cast.replace(cast.this.copy())
+                changed = True
+            continue
         if name not in _MEASURES | {"st_dwithin"} or not args:
             continue
         geoms = args[:2] if name in ("st_distance", "st_dwithin") else args[:1]

@@ -20,7 +20,8 @@ matches) becomes ``Intersects(roads.Shape, (SELECT GUnion(Shape) FROM roads WHER
 when one geometry table's text column holds the name (probed; the table of the call's other geometry
 first when several do). PostGIS's form of the mistake is a name cast to a geometry,
 ``ST_Distance(location::geography, '南京市文物局'::geometry)`` ("parse error - invalid geometry"): the name
-inside the cast is read the same way, the cast kept.
+inside the cast is read the same way, the cast kept, also where no column stands beside it
+(``ST_Distance('北海公园'::geometry, '恭王府'::geometry)``: the cast says the text is meant as a place).
 """
 from __future__ import annotations
 
@@ -144,12 +145,15 @@ def named_geometries(ctx: CheckContext, sql: str) -> str | None:
         for call in list(tree.find_all(exp.Func)):
             if isinstance(call, exp.Cast):
                 continue  # the cast is read as part of the call it is an argument of
-            arguments = [_uncast(a) for a in call.iter_expressions()]
+            written = list(call.iter_expressions())
+            arguments = [_uncast(a) for a in written]
             texts = [a for a in arguments if isinstance(a, exp.Literal) and a.is_string]
-            # the call's column arguments that are geometries: none, and it is no spatial call
+            # the call's column arguments that are geometries: none, and it is no spatial call, unless the
+            # text itself is cast to a geometry ('北海公园'::geometry: no doubt what it stands for)
             near = [t for a in arguments if isinstance(a, exp.Column)
                     for t in geometries.get(a.name.lower(), [])] if texts else []
-            for text in texts if near else []:
+            cast = [t for t, a in zip(arguments, written) if t is not a and t in texts]
+            for text in texts if near else cast:
                 found = _holder(ctx, text.this, near)
                 if found is None:
                     continue

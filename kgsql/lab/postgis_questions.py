@@ -1,7 +1,7 @@
 """The spatial benchmark's questions answered on a PostGIS copy of their database, paired with SpatiaLite.
 
     python -m kgsql.lab.postgis_questions --data-dir ../shared/data/spatial [--split dataset1] [--db all]
-        [--no-profiles] [--pool cross-fold|own] [--limit 20] [--model qwen2.5-coder-1.5b]
+        [--no-profiles] [--pool cross-fold|own] [--limit 20] [--ids ID,..] [--model qwen2.5-coder-1.5b]
         [--set KEY=VALUE] [--replay OLD.jsonl] [--out postgis_questions.json]
 
 Why: kgsql claims the same method works on PostGIS as on SpatiaLite — the
@@ -86,6 +86,8 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="the examples: SSpa's cross-fold pool (default), or none given (own: what a user with a "
                         "new database has, the examples each copy derives from its own geometry tables)")
     p.add_argument("--limit", type=int, default=0, help="first N questions (0: all)")
+    p.add_argument("--ids", default="", help="only these question ids, comma-separated (e.g. those a replay "
+                                             "could not answer, asked live)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="a method option for both engines, as in eval run (repeatable)")
     p.add_argument("--model", default=None, help="local model (default: kgsql's default)")
@@ -237,19 +239,21 @@ def paired_totals(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def _summary(args: argparse.Namespace, dbs: Sequence[str], records: Sequence[dict[str, Any]],
              load_s: float) -> dict[str, Any]:
-    """The report's totals: correct per engine (all and per database), paired, PostGIS function use, failures."""
+    """The report's totals over the scored questions (a replayed one whose prompt changed is only counted as
+    not replayable): correct per engine (all and per database), paired, PostGIS function use, failures."""
+    scored = [r for r in records if not r.get("not_replayable")]
     return {
         "databases": list(dbs), "split": args.split, "profiles": not args.no_profiles, "pool": args.pool,
-        "load_seconds": round(load_s, 2), **paired_totals(records),
-        "per_database": {db: paired_totals([r for r in records if r.get("db") == db]) for db in dbs},
-        "postgis_answers_with_postgis_functions": sum(r["postgis"]["uses_postgis"] for r in records),
+        "load_seconds": round(load_s, 2), **paired_totals(scored),
+        "per_database": {db: paired_totals([r for r in scored if r.get("db") == db]) for db in dbs},
+        "postgis_answers_with_postgis_functions": sum(r["postgis"]["uses_postgis"] for r in scored),
         "postgis_correct_with_postgis_functions": sum(r["postgis"]["uses_postgis"] and r["postgis"]["correct"]
-                                                      for r in records),
-        "postgis_queries_that_fail": sum(bool(r["postgis"]["error"]) for r in records),
-        "spatialite_queries_that_fail": sum(bool(r["spatialite"]["error"]) for r in records),
-        "gold_errors": sum(bool(r["gold_error"]) for r in records),
-        "not_replayable": sum(bool(r.get("not_replayable")) for r in records),
-        "llm_s_per_question": {e: round(sum(r[e].get("llm_s", 0.0) for r in records) / max(len(records), 1), 2)
+                                                      for r in scored),
+        "postgis_queries_that_fail": sum(bool(r["postgis"]["error"]) for r in scored),
+        "spatialite_queries_that_fail": sum(bool(r["spatialite"]["error"]) for r in scored),
+        "gold_errors": sum(bool(r["gold_error"]) for r in scored),
+        "not_replayable": len(records) - len(scored),
+        "llm_s_per_question": {e: round(sum(r[e].get("llm_s", 0.0) for r in scored) / max(len(scored), 1), 2)
                                for e in ENGINES},
     }
 
@@ -278,6 +282,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = parse_sets(args.sets)
         replay = replay_lm(args.replay) if args.replay else None
         data = load_spatial(args.data_dir, args.split)
+        ids = {i.strip() for i in args.ids.split(",") if i.strip()}
+        unknown = sorted(ids - {e.id for e in data.questions})
+        if unknown:
+            raise InputError(f"--ids: no question {', '.join(map(repr, unknown))} in split '{data.split}'")
         dbs = chosen_databases(args.db, data)
         if args.model:
             os.environ["KGSQL_LOCAL_MODEL"] = args.model
@@ -286,7 +294,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         load_s = 0.0
         with TempCluster() as cluster, SchemaGraph.open() as graph:
             for db in dbs:
-                items = [e for e in data.questions if e.db_id == db][: args.limit or None]
+                items = [e for e in data.questions if e.db_id == db and (not ids or e.id in ids)][: args.limit or None]
+                if not items:
+                    continue  # none of its questions asked (--ids): not copied
                 targets, seconds = _load_and_ingest(graph, cluster, db, data.db_files[db],
                                                     profiles=not args.no_profiles)
                 load_s += seconds

@@ -76,8 +76,10 @@ class PickExamples:
         ``db``'s taught examples (rebuilt when they change), else over its derived ones, else the fallback's;
         with where its examples come from (``pool``/``taught``/``derived``/``shipped``)."""
         selection = self.selection_for(schema)
+        # per database, the derived examples are all shown in their order: no similarity to compute
+        alone = "typical" if self.per_database else selection
         if self.pool is not None and self.derived_first and schema.is_spatial and not self._pool_holds(db):
-            derived = self._derived_selector(db, schema, selection)
+            derived = self._derived_selector(db, schema, alone)
             if derived is not None:
                 return derived, "derived"
         if self.pool is not None and self.derived_too and schema.is_spatial:
@@ -87,7 +89,7 @@ class PickExamples:
             return self._pool_selector(selection), "pool"
         rows = self.graph_examples(db) if self.graph_examples is not None else []
         if not rows:
-            derived = self._derived_selector(db, schema, selection) if self.fallback is not None else None
+            derived = self._derived_selector(db, schema, alone) if self.fallback is not None else None
             return (derived, "derived") if derived is not None else (self._fallback_selector(), "shipped")
         from kgsql.fewshot.pool import ExamplePool
 

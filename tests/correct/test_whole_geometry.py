@@ -119,6 +119,9 @@ def test_postgis_a_name_cast_to_a_geometry_is_read_as_the_place(pg_rivers: str) 
         rows = ctx.execute(read).rows
         assert rows[0][0] == "West" and 1000 < rows[0][1] < 1200  # 0.01 degree of latitude: about 1.1 km
         assert named_geometries(ctx, "SELECT ST_Distance(location, 'Nowhere'::geometry) FROM towns") is None
+        both = named_geometries(ctx, "SELECT ST_Distance('West'::geography, 'East'::geography)")  # no column
+        assert both is not None and "SELECT ST_Union(location) FROM towns WHERE name = 'East'" in both
+        assert 170_000 < ctx.execute(both).rows[0][0] < 190_000  # (10.2, 50.01) to (12.2, 51.01): ~180 km
 
 
 def test_a_place_name_where_a_geometry_belongs_is_read_as_the_place(segmented: DatabaseSchema) -> None:

@@ -105,12 +105,21 @@ def _lonlat_schema() -> DatabaseSchema:
     ("SELECT name FROM roads WHERE ST_Distance(shape, (SELECT shape FROM roads WHERE name = 'A')) < 500",
      "SELECT name FROM roads WHERE ST_DISTANCE(CAST(shape AS GEOGRAPHY), "
      "CAST((SELECT shape FROM roads WHERE name = 'A') AS GEOGRAPHY)) < 500"),               # a scalar subquery's
+    ("SELECT ST_Distance((SELECT shape FROM roads WHERE name = 'A')::geometry, shape) FROM roads",   # a place read
+     "SELECT ST_DISTANCE(CAST(CAST((SELECT shape FROM roads WHERE name = 'A') AS GEOMETRY) AS GEOGRAPHY), "
+     "CAST(shape AS GEOGRAPHY)) FROM roads"),                                         # as named_geometry writes it
     ("SELECT name FROM roads AS a WHERE ST_DWithin(a.shape, a.shape, 0.01)", None),   # degrees, as written
     ("SELECT ST_Length(shape::geography) FROM roads", None),                          # already metres
     ("SELECT ST_Area(geom) FROM parks", None),                                        # 3857 is in metres
     ("SELECT count(*) FROM roads", None),
     ("SELECT count(*) FROM parks AS p JOIN roads AS r ON ST_Intersects(p.geom, r.shape) = 1",
      "SELECT COUNT(*) FROM parks AS p JOIN roads AS r ON ST_Intersects(p.geom, r.shape)"),
+    ("SELECT r.name FROM roads AS r JOIN parks AS p ON ST_Within(r.shape::geography, p.geom)",  # no geography form
+     "SELECT r.name FROM roads AS r JOIN parks AS p ON ST_Within(r.shape, p.geom)"),
+    ("SELECT name FROM roads ORDER BY ST_X(ST_Centroid(shape)::geography) DESC",
+     "SELECT name FROM roads ORDER BY ST_X(ST_Centroid(shape)) DESC"),
+    ("SELECT count(*) FROM parks AS p JOIN roads AS r ON ST_Intersects(p.geom::geography, r.shape::geography)",
+     None),                                                                            # has one: as written
 ])
 def test_lengths_of_lon_lat_geometry_come_in_metres(sql: str, fixed: str | None) -> None:
     from kgsql.correct.context import CheckContext
@@ -119,3 +128,56 @@ def test_lengths_of_lon_lat_geometry_come_in_metres(sql: str, fixed: str | None)
     assert geography_units(CheckContext(_lonlat_schema(), path=""), sql) == fixed
     sqlite = replace(_lonlat_schema(), dialect="sqlite")
     assert geography_units(CheckContext(sqlite, path=""), sql) is None  # SpatiaLite: its own metre forms
+
+
+def test_the_functions_given_no_geography_have_no_geography_form_in_postgis(pg_cluster: TempCluster) -> None:
+    """``GEOMETRY_ONLY`` (the casts the rewrite drops) is what a real PostGIS says: none of them takes a
+    geography argument, while the measures the rewrite casts do."""
+    if not pg_cluster.postgis:
+        pytest.skip("PostGIS not installed (Debian: postgresql-15-postgis-3)")
+    from kgsql.correct.units import GEOMETRY_ONLY
+
+    database = "geography_forms"
+    pg_cluster.create_database(database, postgis=True)
+    rows = pg_cluster.sql("SELECT DISTINCT lower(proname) FROM pg_proc "
+                          "WHERE 'geography'::regtype::oid = ANY(proargtypes::oid[])", database=database)
+    with_geography = {r[0] for r in rows}
+    assert {"st_length", "st_area", "st_distance", "st_dwithin"} <= with_geography
+    assert not GEOMETRY_ONLY & with_geography
+
+
+def test_postgresql_errors_get_the_tips_of_what_went_wrong(pg_cluster: TempCluster) -> None:
+    """PostgreSQL words two mistakes unlike SQLite: a qualifier no FROM item has is a "missing FROM-clause
+    entry for table", and a function given the wrong types "does not exist". Their tips say what is wrong
+    (join the table, or the alias meant; the types the function takes), not that the table does not exist
+    or that PostGIS is not loaded."""
+    if not pg_cluster.postgis:
+        pytest.skip("PostGIS not installed (Debian: postgresql-15-postgis-3)")
+    from kgsql.correct import tips_from_error
+    from kgsql.db.engines.postgres import PostgresEngine  # noqa: F401 - registers the engine
+    from kgsql.db.guard import execute_query
+    from kgsql.errors import KgsqlError
+    from kgsql.ingest.reader import read_database
+
+    database = "tips_towns"
+    pg_cluster.create_database(database, postgis=True)
+    pg_cluster.sql("CREATE TABLE regions (name TEXT PRIMARY KEY, shape geometry(Polygon, 4326))",
+                   "CREATE TABLE towns (name TEXT PRIMARY KEY, region TEXT REFERENCES regions(name), "
+                   "location geometry(Point, 4326))", database=database)
+    reader = pg_cluster.create_reader(database, "tips_reader")
+    schema = read_database(reader)
+
+    def tips(sql: str) -> list[str]:
+        with pytest.raises(KgsqlError) as failed:
+            execute_query(reader, sql)
+        return [t.text for t in tips_from_error(failed.value, sql, schema)]
+
+    assert tips("SELECT name FROM towns ORDER BY regions.name") == [
+        "The table 'regions' is not in the FROM clause; join it before using 'regions.name'."]
+    assert tips("SELECT town.name FROM towns")[0].startswith(
+        "The table or alias 'town' is not defined in the query (defined: 'towns').")
+    wrong_types = tips("SELECT t.name FROM towns AS t, regions AS r WHERE ST_Within(t.location::geography, r.shape)")
+    assert wrong_types[0].startswith("The function 'st_within' does not take arguments of types (geography, "
+                                     "geometry); ST_Within(g1 geometry, g2 geometry)")
+    text = tips("SELECT name FROM towns WHERE ST_DWithin(location::geography, 'Lakeside', 1000)")
+    assert "invalid geometry" in text[0] and text[1].startswith("A quoted text is no geometry")

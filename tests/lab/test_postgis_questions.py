@@ -159,3 +159,17 @@ def test_replaying_a_run_without_recorded_calls_is_one_line(tmp_path: Path, caps
     assert err.startswith("kgsql.lab.postgis_questions: error: ") and len(err.strip().splitlines()) == 1
     assert "holds no records with model calls" in err
     assert not out.exists()
+
+
+def test_an_unknown_question_id_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--ids`` names questions of the split; one it lacks is named before any server starts."""
+    import kgsql.eval.datasets.spatial as spatial
+
+    split = _split(tourism=str(tmp_path / "t.sqlite"), traffic=str(tmp_path / "r.sqlite"))
+    monkeypatch.setattr(spatial, "load_spatial", lambda *_args, **_kw: split)
+    out = tmp_path / "r.json"
+    assert main(["--data-dir", str(tmp_path), "--ids", "tourism1,tourism9", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "--ids: no question 'tourism9' in split 'dataset1'" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
