@@ -26,18 +26,21 @@ from kgsql.sql.dialects import sqlglot_name
 
 __all__ = ["geometry_holders", "locate_values"]
 
-def _holds(ctx: CheckContext, table: Table, column: str, text: str) -> bool:
+def _holds(ctx: CheckContext, table: Table, column: str, text: str, unsure: bool = True) -> bool:
     try:
         return value_exists(ctx.connection(), table.name, column, text)
     except KgsqlError:
-        return True  # unsure: as if found, so nothing is rewritten
+        return unsure  # a probe that fails: as the caller's safe side says
 
 
-def geometry_holders(ctx: CheckContext, text: str, besides: Table | None = None) -> list[tuple[Table, Column]]:
-    """Every (geometry table, text column) other than ``besides`` that holds ``text`` (a probe that fails
-    counts as holding it, so an unsure place is ambiguous rather than misplaced)."""
+def geometry_holders(ctx: CheckContext, text: str, besides: Table | None = None, *,
+                     unsure: bool = True) -> list[tuple[Table, Column]]:
+    """Every (geometry table, text column) other than ``besides`` that holds ``text``. A probe that fails
+    counts as holding it when ``unsure`` (here: an unsure place is ambiguous rather than misplaced), else as
+    not holding it (where one holder is what triggers a rewrite)."""
     return [(t, c) for t in ctx.schema.tables if t is not besides and geometry_column(t) is not None
-            for c in t.columns if c.spatial is None and is_text_type(c.type) and _holds(ctx, t, c.name, text)]
+            for c in t.columns if c.spatial is None and is_text_type(c.type)
+            and _holds(ctx, t, c.name, text, unsure)]
 
 
 def _comparisons(scope: Scope) -> list[tuple[exp.EQ, exp.Column, exp.Literal, str]]:

@@ -35,14 +35,15 @@ from sqlglot import exp
 from kgsql.correct.context import CheckContext
 from kgsql.correct.repair import rewrite_tree
 from kgsql.schema.geometry_units import GEOGRAPHIC_SRIDS, is_lon_lat
-from kgsql.sql.calls import function_call
+from kgsql.sql.calls import function_call, is_spatial_cast
 from kgsql.sql.dialects import dialect_of
 from kgsql.sql.to_postgis import booleans
 
 __all__ = ["GEOGRAPHIC_SRIDS", "GEOMETRY_ONLY", "ellipsoid_units", "geography_units"]
 
 _MEASURES: Final = frozenset({"st_length", "st_area", "st_perimeter", "st_distance"})
-#: PostGIS functions with no geography form (checked against a real PostGIS: tests/engines/test_engine_prompts.py).
+#: PostGIS functions a model writes with ``::geography`` that have no geography form (a subset of those; checked
+#: against a real PostGIS: tests/engines/test_engine_prompts.py).
 GEOMETRY_ONLY: Final = frozenset({"st_within", "st_contains", "st_touches", "st_crosses", "st_overlaps",
                                   "st_equals", "st_disjoint", "st_x", "st_y", "st_xmin", "st_xmax", "st_ymin",
                                   "st_ymax", "st_union"})
@@ -60,14 +61,14 @@ def _geographic_columns(ctx: CheckContext) -> set[str]:
 
 
 def _is_geography(node: exp.Expression) -> bool:
-    return isinstance(node, exp.Cast) and node.to.sql(dialect="postgres").lower().startswith("geography")
+    return is_spatial_cast(node, "geography")
 
 
 def _geometry_read(node: exp.Expression) -> exp.Expression | None:
     """What an argument measures: itself, or the one value a scalar subquery selects
     (``Distance(h.Location, (SELECT Shape FROM roads WHERE name = ..))``); None for a subquery of many."""
-    while isinstance(node, (exp.Paren, exp.Subquery, exp.Select)) or (
-            isinstance(node, exp.Cast) and node.to.is_type("geometry")):  # '<place>'::geometry, read as its row
+    while isinstance(node, (exp.Paren, exp.Subquery, exp.Select)) or (  # (SELECT ..)::geometry, as named_geometry
+            is_spatial_cast(node, "geometry") and isinstance(node.this, (exp.Paren, exp.Subquery))):  # writes a place
         if isinstance(node, exp.Select):
             if len(node.expressions) != 1:
                 return None

@@ -30,12 +30,14 @@ from typing import Final
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
+from kgsql.correct.functions import knowledge
 from kgsql.correct.located_values import geometry_holders
 from kgsql.correct.repair import rewrite_tree
 from kgsql.errors import KgsqlError
 from kgsql.schema.model import Column, Table
 from kgsql.schema.spatial_pairs import geometry_column
-from kgsql.sql.dialects import dialect_of, sqlglot_name
+from kgsql.sql.calls import function_call, is_spatial_cast
+from kgsql.sql.dialects import dialect_of, function_kb, sqlglot_name
 from kgsql.sql.names import schema_table
 
 __all__ = ["MAX_ROWS", "UNIONS", "named_geometries", "whole_geometries"]
@@ -115,7 +117,7 @@ def _geometry_tables(ctx: CheckContext) -> dict[str, list[Table]]:
 def _holder(ctx: CheckContext, text: str, near: list[Table]) -> tuple[Table, Column, Column] | None:
     """(geometry table, its text column holding ``text``, its geometry column): the one holder, or the one
     among the tables ``near`` (the call's own) when several hold it."""
-    holders = geometry_holders(ctx, text)
+    holders = geometry_holders(ctx, text, unsure=False)  # a failed probe finds no place to read
     if len(holders) > 1:
         holders = [h for h in holders if h[0] in near]
     if len(holders) != 1:
@@ -126,9 +128,11 @@ def _holder(ctx: CheckContext, text: str, near: list[Table]) -> tuple[Table, Col
 
 def _uncast(argument: exp.Expression) -> exp.Expression:
     """A call's argument as written inside a cast to a geometry or geography (PostGIS's ``x::geography``)."""
-    if isinstance(argument, exp.Cast) and argument.to.is_type("geometry", "geography"):
-        return argument.this
-    return argument
+    return argument.this if is_spatial_cast(argument) else argument
+
+
+def _is_text(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Literal) and node.is_string
 
 
 def named_geometries(ctx: CheckContext, sql: str) -> str | None:
@@ -139,6 +143,7 @@ def named_geometries(ctx: CheckContext, sql: str) -> str | None:
         return None
 
     geometries = _geometry_tables(ctx)
+    kb = knowledge(function_kb(ctx.dialect) or "spatialite")
 
     def read_places(tree: exp.Expression) -> bool:
         changed = False
@@ -146,14 +151,15 @@ def named_geometries(ctx: CheckContext, sql: str) -> str | None:
             if isinstance(call, exp.Cast):
                 continue  # the cast is read as part of the call it is an argument of
             written = list(call.iter_expressions())
-            arguments = [_uncast(a) for a in written]
-            texts = [a for a in arguments if isinstance(a, exp.Literal) and a.is_string]
-            # the call's column arguments that are geometries: none, and it is no spatial call, unless the
-            # text itself is cast to a geometry ('北海公园'::geometry: no doubt what it stands for)
-            near = [t for a in arguments if isinstance(a, exp.Column)
-                    for t in geometries.get(a.name.lower(), [])] if texts else []
-            cast = [t for t, a in zip(arguments, written) if t is not a and t in texts]
-            for text in texts if near else cast:
+            # a text cast to a geometry ('北海公园'::geometry) stands for a place in any call
+            cast = [a.this for a in written if is_spatial_cast(a) and _is_text(a.this)]
+            # a bare text only in a spatial function beside one of the database's geometry columns
+            # (instr(location, 'x') is text work, whatever column is called location)
+            spatial = kb is not None and kb.function(function_call(call)[0]) is not None
+            texts = [a for a in written if _is_text(a)] if spatial else []
+            near = [t for a in map(_uncast, written) if isinstance(a, exp.Column)
+                    for t in geometries.get(a.name.lower(), [])] if texts or cast else []
+            for text in cast + (texts if near else []):
                 found = _holder(ctx, text.this, near)
                 if found is None:
                     continue

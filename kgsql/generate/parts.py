@@ -71,7 +71,12 @@ class PromptParts:
     hints: str = ""       # graph-derived hints (values the question names, join conditions, value meanings)
     lead_shots: tuple[Shot, ...] = ()  # examples the same for every question: first, before anything else
     history: str = ""     # a conversation's earlier questions and their SQL (``--set context=history``)
-    lasting: Mapping[str, Lasts] = field(default_factory=dict)  # part name -> how long it lasts in this prompt
+    lasting: Mapping[str, Lasts] = field(default_factory=dict, hash=False)  # part name -> how long it lasts here
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.lasting) - set(PART_NAMES))
+        if unknown:
+            raise PartOrderError(f"lasting names unknown prompt part(s): {', '.join(unknown)}")
 
     def lasts(self, part: Part) -> Lasts:
         """How long ``part`` stays the same in this prompt: as the stage that chose it says in ``lasting``

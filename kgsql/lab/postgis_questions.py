@@ -86,8 +86,8 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="the examples: SSpa's cross-fold pool (default), or none given (own: what a user with a "
                         "new database has, the examples each copy derives from its own geometry tables)")
     p.add_argument("--limit", type=int, default=0, help="first N questions (0: all)")
-    p.add_argument("--ids", default="", help="only these question ids, comma-separated (e.g. those a replay "
-                                             "could not answer, asked live)")
+    p.add_argument("--ids", default="", help="only these question ids, comma-separated (e.g. those a replay could "
+                                             "not answer: asked live with the same --out, they replace its records)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="a method option for both engines, as in eval run (repeatable)")
     p.add_argument("--model", default=None, help="local model (default: kgsql's default)")
@@ -198,7 +198,7 @@ def _question_record(item: GoldQuestion, methods: dict[str, Any], targets: Seque
                           "llm_s": round(sum(float(p.get("latency_s") or 0.0) for p in prompts), 2),
                           "calls": [call_record(p) for p in prompts]}
         if replay is not None and replay.problem:
-            record["not_replayable"] = f"{engine}: {replay.problem}"
+            record.setdefault("not_replayable", f"{engine}: {replay.problem}")  # the first engine's problem
     record["postgis"]["uses_postgis"] = bool(re.search(r"\bST_\w+\s*\(|::geography",
                                                        record["postgis"]["sql"] or "", re.I))
     return record
@@ -209,7 +209,9 @@ def _answer_all(items: Sequence[GoldQuestion], methods: dict[str, Any], targets:
                 replay: ReplayLM | None = None) -> list[dict[str, Any]]:
     """Every question's record, resumable: each is appended to ``progress_file`` as it is done; a rerun skips those."""
     asked = {item.id for item in items}
-    records = [r for r in _read_records(progress_file) if r["id"] in asked] if progress_file.is_file() else []
+    last = {r["id"]: r for r in _read_records(progress_file) if r["id"] in asked} if progress_file.is_file() else {}
+    # a question a replay could not answer is asked again by a live run (--ids) with the same --out
+    records = [r for r in last.values() if not (r.get("not_replayable") and replay is None)]
     done = {r["id"] for r in records}
     for n, item in enumerate(items, 1):
         if item.id in done or (replay is not None and not all(replay.knows(f"{e}:{item.id}") for e in ENGINES)):
@@ -280,6 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         options = parse_sets(args.sets)
+        if args.replay and args.replay.resolve() == args.out.with_suffix(".jsonl").resolve():
+            raise InputError(f"--replay: {args.replay} is this run's own progress file; give another --out")
         replay = replay_lm(args.replay) if args.replay else None
         data = load_spatial(args.data_dir, args.split)
         ids = {i.strip() for i in args.ids.split(",") if i.strip()}

@@ -10,7 +10,7 @@ from typing import Final
 
 from sqlglot import exp
 
-__all__ = ["DISTANCES", "function_call"]
+__all__ = ["DISTANCES", "function_call", "is_spatial_cast"]
 
 #: The distance between two geometries, by SpatiaLite's and PostGIS's names (as :func:`function_call` gives them).
 DISTANCES: Final = frozenset({"distance", "st_distance"})
@@ -21,3 +21,8 @@ def function_call(node: exp.Func) -> tuple[str, list[exp.Expression]]:
     if isinstance(node, exp.Anonymous):
         return str(node.this).lower(), list(node.expressions)
     return node.sql_name().lower(), [v for v in node.args.values() if isinstance(v, exp.Expression)]
+
+
+def is_spatial_cast(node: exp.Expression, *types: str) -> bool:
+    """Is ``node`` a cast to one of ``types`` (default: geometry or geography), as ``x::geography`` parses?"""
+    return isinstance(node, exp.Cast) and node.to.is_type(*(types or ("geometry", "geography")))

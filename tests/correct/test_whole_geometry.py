@@ -135,4 +135,8 @@ def test_a_place_name_where_a_geometry_belongs_is_read_as_the_place(segmented: D
                         "WHERE name = 'Amber River'), 1) < 20000")
         assert named_geometries(ctx, "SELECT name FROM cities WHERE name = 'Amber River'") is None  # no geometry
         assert named_geometries(ctx, "SELECT Distance(Location, 'Nowhere', 1) FROM cities") is None  # no holder
+        # text work on a column that shares a geometry column's name is no place: only spatial calls are read
+        assert named_geometries(ctx, "SELECT name FROM cities WHERE instr(Location, 'Amber River') > 0") is None
+    with CheckContext(segmented, "Which cities lie within 20 km of the Amber River?", path="") as blind:
+        assert named_geometries(blind, written) is None  # a probe that cannot run finds no place to read
     assert "Falkenrode" in _names(segmented, read)

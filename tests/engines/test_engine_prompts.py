@@ -6,6 +6,7 @@ tip names the PostGIS call, and the second query runs.
 """
 from __future__ import annotations
 
+import uuid
 from dataclasses import replace
 
 import pytest
@@ -137,7 +138,7 @@ def test_the_functions_given_no_geography_have_no_geography_form_in_postgis(pg_c
         pytest.skip("PostGIS not installed (Debian: postgresql-15-postgis-3)")
     from kgsql.correct.units import GEOMETRY_ONLY
 
-    database = "geography_forms"
+    database = f"geography_forms_{uuid.uuid4().hex[:8]}"
     pg_cluster.create_database(database, postgis=True)
     rows = pg_cluster.sql("SELECT DISTINCT lower(proname) FROM pg_proc "
                           "WHERE 'geography'::regtype::oid = ANY(proargtypes::oid[])", database=database)
@@ -159,7 +160,7 @@ def test_postgresql_errors_get_the_tips_of_what_went_wrong(pg_cluster: TempClust
     from kgsql.errors import KgsqlError
     from kgsql.ingest.reader import read_database
 
-    database = "tips_towns"
+    database = f"tips_towns_{uuid.uuid4().hex[:8]}"
     pg_cluster.create_database(database, postgis=True)
     pg_cluster.sql("CREATE TABLE regions (name TEXT PRIMARY KEY, shape geometry(Polygon, 4326))",
                    "CREATE TABLE towns (name TEXT PRIMARY KEY, region TEXT REFERENCES regions(name), "
@@ -180,4 +181,4 @@ def test_postgresql_errors_get_the_tips_of_what_went_wrong(pg_cluster: TempClust
     assert wrong_types[0].startswith("The function 'st_within' does not take arguments of types (geography, "
                                      "geometry); ST_Within(g1 geometry, g2 geometry)")
     text = tips("SELECT name FROM towns WHERE ST_DWithin(location::geography, 'Lakeside', 1000)")
-    assert "invalid geometry" in text[0] and text[1].startswith("A quoted text is no geometry")
+    assert "invalid geometry" in text[0] and "a place's name is no geometry" in text[1]

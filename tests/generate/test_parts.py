@@ -65,3 +65,10 @@ def test_the_cache_order_is_the_declared_order_and_by_lasts_only_moves_shared_ex
     shared = _text("shared-first", for_every_question)
     assert shared.index("LEAD_SHOTS-MARK") < shared.index("SHOT-MARK") < shared.index("SCHEMA-MARK")
     assert for_every_question.lasts(dict((p.name, p) for p in PARTS)["shots"]) is Lasts.RUN
+
+
+def test_a_lifetime_for_a_part_that_does_not_exist_is_refused() -> None:
+    """``lasting`` names declared parts; a misspelt one would silently change nothing."""
+    with pytest.raises(PartOrderError, match="lasting names unknown prompt part\\(s\\): shot"):
+        PromptParts("q?", "SCHEMA", lasting={"shot": Lasts.RUN})
+    assert isinstance(hash(PromptParts("q?", "SCHEMA", lasting={"shots": Lasts.RUN})), int)  # a frozen value

@@ -123,6 +123,8 @@ def test_a_run_replays_its_model_calls_and_names_a_changed_prompt(  # type: igno
     from kgsql.lab.postgis_questions import _engine_methods, _load_and_ingest, _question_record, replay_lm
     from kgsql.llm.scripted import ScriptedLM
 
+    if not pg_cluster.postgis:
+        pytest.skip("PostGIS not installed (Debian: postgresql-15-postgis-3)")
     folder = tmp_path / "geo"
     folder.mkdir()
     shutil.copy(example_db, folder / "geo.sqlite")
@@ -173,3 +175,14 @@ def test_an_unknown_question_id_is_one_line(tmp_path: Path, capsys: pytest.Captu
     err = capsys.readouterr().err
     assert "--ids: no question 'tourism9' in split 'dataset1'" in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_replaying_into_its_own_progress_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--replay X.jsonl --out X.json`` would find every question done and replay nothing: one line instead."""
+    old = tmp_path / "run.jsonl"
+    old.write_text(json.dumps({"id": "q1", "spatialite": {"calls": []}, "postgis": {"calls": []}}) + "\n",
+                   encoding="utf-8")
+    assert main(["--data-dir", str(tmp_path), "--replay", str(old), "--out", str(tmp_path / "run.json")]) == 1
+    err = capsys.readouterr().err
+    assert "is this run's own progress file" in err and len(err.strip().splitlines()) == 1
+    assert old.read_text(encoding="utf-8").count("\n") == 1  # nothing written
