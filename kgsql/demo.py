@@ -64,6 +64,8 @@ def answer_questions(graph, db: str, questions: list[str]) -> None:  # type: ign
         if answer.evidence:
             print(f"Evidence: {answer.evidence}")
         print(f"SQL: {answer.sql or '(none)'}")
+        for flag in answer.warnings:  # what a reader should check, as `ask` shows it (issue 34)
+            print(f"Warning [{flag['code']}]: {flag['text']}")
         print(f"Error: {answer.error}" if answer.error else format_table(answer.columns, answer.rows))
         print(f"({answer.rounds} round(s), {answer.tokens.get('total', 0)} tokens, "
               f"{time.perf_counter() - t0:.0f}s)")
