@@ -140,6 +140,11 @@ class ListConversations(argparse.Action):
         parser.exit(0)
 
 
+def warning_lines(warnings: list[dict[str, str]]) -> list[str]:
+    """An answer's flags (``{code, text}``, kgsql.generate.flags) as a person reads them under its SQL."""
+    return [f"Warning [{flag['code']}]: {flag['text']}" for flag in warnings]
+
+
 def format_table(columns: list[str], rows: list[tuple[Any, ...]], limit: int = 20) -> str:
     if not columns:
         return "(no columns)"
@@ -323,8 +328,8 @@ def show(data: dict[str, Any], *, trace: bool = False, explain: bool = False) ->
             print(f"(the query tried: {tried[-1]})")
         return
     print(f"SQL: {data['sql'] or '(none)'}")
-    for flag in data.get("warnings") or []:
-        print(f"Warning [{flag['code']}]: {flag['text']}")
+    for line in warning_lines(data.get("warnings") or []):
+        print(line)
     if explain:
         lines = (data.get("explanation") or {}).get("lines") or ["(no explanation: no SQL)"]
         print("Explanation:\n" + "\n".join(f"  - {line}" for line in lines))

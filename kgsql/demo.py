@@ -49,7 +49,7 @@ def answer_questions(graph, db: str, questions: list[str]) -> None:  # type: ign
     import os
     import time
 
-    from kgsql.ask import format_table
+    from kgsql.ask import format_table, warning_lines
     from kgsql.llm.factory import default_lm
     from kgsql.methods import build
 
@@ -64,8 +64,8 @@ def answer_questions(graph, db: str, questions: list[str]) -> None:  # type: ign
         if answer.evidence:
             print(f"Evidence: {answer.evidence}")
         print(f"SQL: {answer.sql or '(none)'}")
-        for flag in answer.warnings:  # what a reader should check, as `ask` shows it (issue 34)
-            print(f"Warning [{flag['code']}]: {flag['text']}")
+        for line in warning_lines(answer.warnings):  # what a reader should check, as `ask` shows it (issue 34)
+            print(line)
         print(f"Error: {answer.error}" if answer.error else format_table(answer.columns, answer.rows))
         print(f"({answer.rounds} round(s), {answer.tokens.get('total', 0)} tokens, "
               f"{time.perf_counter() - t0:.0f}s)")

@@ -9,8 +9,9 @@ __all__ = ["OTHER_TIP", "TEXT_IS_NO_GEOMETRY", "other_tips"]
 OTHER_TIP = "SQLite reported an error: {message}; fix the query so that it runs."
 #: PostGIS reads a quoted text given for a geometry as one ("parse error - invalid geometry"): mostly a
 #: place's name where its geometry was meant.
-TEXT_IS_NO_GEOMETRY = ("A quoted text is read as a geometry only when it is well-formed WKT ('SRID=4326;POINT(118.8 32.1)'); "
-                       "a place's name is no geometry: select the place's geometry from the table that names it.")
+TEXT_IS_NO_GEOMETRY = ("A quoted text is read as a geometry only when it is well-formed WKT "
+                       "('SRID=4326;POINT(118.8 32.1)'); a place's name is no geometry: select the place's geometry "
+                       "from the table that names it.")
 
 
 def other_tips(message: str) -> list[Tip]:

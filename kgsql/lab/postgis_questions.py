@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from kgsql.errors import InputError, KgsqlError
+from kgsql.lab.flag_rate import read_records
 
 if TYPE_CHECKING:
     from kgsql.eval.datasets.base import Dataset, GoldQuestion
@@ -165,15 +166,11 @@ def replay_lm(path: Path) -> ReplayLM:
 
     if not path.is_file():
         raise InputError(f"--replay: no records file at {path}")
-    calls = {f"{engine}:{r['id']}": r[engine]["calls"] for r in _read_records(path)
+    calls = {f"{engine}:{r['id']}": r[engine]["calls"] for r in read_records(path)
              for engine in ENGINES if isinstance(r.get(engine, {}).get("calls"), list)}
     if not calls:
         raise InputError(f"--replay: {path} holds no records with model calls")
     return ReplayLM(calls)
-
-
-def _read_records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def _question_record(item: GoldQuestion, methods: dict[str, Any], targets: Sequence[tuple[str, str, str]],
@@ -209,7 +206,7 @@ def _answer_all(items: Sequence[GoldQuestion], methods: dict[str, Any], targets:
                 replay: ReplayLM | None = None) -> list[dict[str, Any]]:
     """Every question's record, resumable: each is appended to ``progress_file`` as it is done; a rerun skips those."""
     asked = {item.id for item in items}
-    last = {r["id"]: r for r in _read_records(progress_file) if r["id"] in asked} if progress_file.is_file() else {}
+    last = {r["id"]: r for r in read_records(progress_file) if r["id"] in asked} if progress_file.is_file() else {}
     # a question a replay could not answer is asked again by a live run (--ids) with the same --out
     records = [r for r in last.values() if not (r.get("not_replayable") and replay is None)]
     done = {r["id"] for r in records}
