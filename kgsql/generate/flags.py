@@ -18,13 +18,14 @@ from kgsql.generate.explain import Explanation
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.dialects import dialect_of, sqlglot_name
 from kgsql.sql.names import parse_sql, reads_no_table
+from kgsql.text.measures import asked_quantities, named_quantity
 from kgsql.text.words import says_name
 
-__all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_row", "question_literals", "unused_literals",
-           "unused_tables"]
+__all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_row", "other_measure", "question_literals",
+           "unused_literals", "unused_tables"]
 
 FLAG_CODES = ("constant", "no-edge-join", "unused-table", "unused-literal", "negation-by-row", "both-as-either",
-              "empty-result", "null-result", "corrected", "failed")
+              "other-measure", "empty-result", "null-result", "corrected", "failed")
 _QUOTED = re.compile(r"""(?:^|[\s(])["'“‘]([^"'”’]{1,80})["'”’]""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 #: A question that asks for what has none (``do not speak English``, ``without any``, ``never``).
@@ -130,6 +131,45 @@ def both_as_either(question: str, tree: exp.Expression) -> str | None:
     return None
 
 
+def _rankings(tree: exp.Expression) -> list[exp.Expression]:
+    """What the query ranks by: every ORDER BY key (an alias read as its expression) and every MAX/MIN's
+    argument."""
+    found: list[exp.Expression] = []
+    for select in tree.find_all(exp.Select):
+        aliases = {p.alias.lower(): p.this for p in select.expressions if isinstance(p, exp.Alias) and p.alias}
+        order = select.args.get("order")
+        for key in order.expressions if order is not None else []:
+            key = key.this if isinstance(key, exp.Ordered) else key
+            if isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
+                key = aliases[key.name.lower()]
+            found.append(key)
+    found += [agg.this for agg in tree.find_all(exp.Max, exp.Min)]
+    return found
+
+
+def _measure_names(node: exp.Expression) -> list[str]:
+    """The names in an expression that can say what it measures: its columns' and its functions'."""
+    names = [c.name for c in node.find_all(exp.Column)]
+    for func in node.find_all(exp.Func):
+        if not isinstance(func, exp.AggFunc):
+            names.append(func.name if isinstance(func, exp.Anonymous) else func.sql_name())
+    return names
+
+
+def other_measure(question: str, tree: exp.Expression, dialect: str | None = None) -> tuple[str, str, str] | None:
+    """"Which river is the longest?" ranked by ``Area(provinces.Shape)``: the question's superlative fixes a
+    quantity (:mod:`kgsql.text.measures`), and everything the query ranks by that measures a plain quantity
+    measures another. Returned: (the superlative, the ranking expression, its quantity), or None."""
+    said, asked = asked_quantities(question)
+    if not asked:
+        return None
+    measured = [(key, q) for key in _rankings(tree) if (q := named_quantity(_measure_names(key))) is not None]
+    if not measured or any(q in asked for _key, q in measured):
+        return None
+    key, quantity = measured[0]
+    return said[0], key.sql(dialect=dialect, normalize_functions=False), quantity  # as the model wrote it
+
+
 def _empty_or_null(rows: Sequence[Sequence[Any]], error: str | None) -> list[Flag]:
     if error:
         return []
@@ -179,6 +219,10 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
         if either:
             flags.append(Flag("both-as-either", f"the question asks for 'both', and {either} is tested for either "
                                                 "value (one row holds one value)"))
+        ranked = other_measure(question, tree, dialect)
+        if ranked:
+            flags.append(Flag("other-measure", f"the question asks for the {ranked[0]}, and the query ranks by "
+                                               f"{ranked[1]}, which measures {ranked[2]}"))
     flags += _empty_or_null(rows, error)
     if sql and rounds > 1 and first_sql and _normal(first_sql, dialect) != _normal(sql, dialect):
         flags.append(Flag("corrected", f"self-correction rewrote the model's first query ({rounds} generations)"))

@@ -211,7 +211,8 @@ def test_postgres_copy_reads_back_the_same_schema_and_rows(cluster: TempCluster,
         assert "--replace" in capsys.readouterr().err
         assert main([str(source), url, "--replace", "--keep-case"]) == 0
         engines.close_all()
-        assert [t.name for t in read_database(url, with_stats=False).tables][:2] == ["Dept", "dept"]
+        # the first, folded copy made dept; the second keeps its case beside it, in the order they were made
+        assert [t.name for t in read_database(url, with_stats=False).tables][:2] == ["dept", "Dept"]
     finally:
         engines.close_all()
 

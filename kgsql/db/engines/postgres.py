@@ -290,7 +290,10 @@ class PostgresEngine(OneConnection):
     def _tables(self) -> list[tuple[int, str, str, str]]:
         """(oid, name in the graph, schema, table) of every table, view and foreign table the role may read, in
         every schema but the system's: a table visible on the search path by its own name, any other as
-        ``schema.table`` (:meth:`quote_table`). Tables of extensions (PostGIS's ``spatial_ref_sys``) are left out."""
+        ``schema.table`` (:meth:`quote_table`). Tables of extensions (PostGIS's ``spatial_ref_sys``) are left out.
+        Within a schema in the order they were made (oid, kept by the server), as SQLite lists its tables: the
+        same database on two engines then gives the same prompt, and the author's order is usually the telling
+        one. (DuckDB renumbers its oids when a file is opened, so its reader stays alphabetical.)"""
         found: list[tuple[int, str, str, str]] = []
         unreadable: list[str] = []
         for oid, schema, table, visible, readable in self.run(
@@ -301,7 +304,7 @@ class PostgresEngine(OneConnection):
                 "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname !~ '^pg_(toast|temp)' "
                 "AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass "
                 "AND d.objid = c.oid AND d.deptype = 'e') "
-                "ORDER BY NOT pg_table_is_visible(c.oid), n.nspname, c.relname"):
+                "ORDER BY NOT pg_table_is_visible(c.oid), n.nspname, c.oid"):
             name = str(table) if visible and "." not in str(table) else f"{schema}.{table}"
             if "." in str(schema):
                 unreadable.append(f"{name} (a dot in the schema's name)")
