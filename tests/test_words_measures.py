@@ -40,3 +40,21 @@ def test_names_measure_one_quantity_or_none() -> None:
 def test_other_measure(question: str, sql: str, flagged: bool) -> None:
     found = other_measure(question, parse_sql(sql, "sqlite"))
     assert bool(found) is flagged, found
+
+
+@pytest.mark.parametrize("question, sql", [
+    # the superlative only picks the row another ranking (an id) finds: nothing claimed
+    ("What is the highest price in the latest order?",
+     "SELECT MAX(price) FROM items WHERE order_id = (SELECT MAX(order_id) FROM orders)"),
+    ("Which is the earliest flight?", "SELECT id FROM flights ORDER BY departure_hour LIMIT 1"),
+    ("Which is the tallest building?", "SELECT name FROM buildings ORDER BY meters DESC LIMIT 1"),
+    ("Which items shipped in 2020 at the latest cost most?", "SELECT name FROM items ORDER BY price DESC"),
+])
+def test_no_false_alarm(question: str, sql: str) -> None:
+    assert other_measure(question, parse_sql(sql, "sqlite")) is None
+
+
+def test_a_max_is_shown_as_written() -> None:
+    found = other_measure("How much does the most recent treatment cost?",
+                          parse_sql("SELECT MAX(cost_of_treatment) FROM Treatments", "sqlite"), "sqlite")
+    assert found == ("most recent", "MAX(cost_of_treatment)", "price")

@@ -132,8 +132,8 @@ def both_as_either(question: str, tree: exp.Expression) -> str | None:
 
 
 def _rankings(tree: exp.Expression) -> list[exp.Expression]:
-    """What the query ranks by: every ORDER BY key (an alias read as its expression) and every MAX/MIN's
-    argument."""
+    """What the query ranks by: every SELECT's ORDER BY key (an alias read as its expression) and every
+    MAX/MIN. Not read: a positional ``ORDER BY 2``, the ORDER BY of a UNION, a window's ORDER BY."""
     found: list[exp.Expression] = []
     for select in tree.find_all(exp.Select):
         aliases = {p.alias.lower(): p.this for p in select.expressions if isinstance(p, exp.Alias) and p.alias}
@@ -143,7 +143,7 @@ def _rankings(tree: exp.Expression) -> list[exp.Expression]:
             if isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
                 key = aliases[key.name.lower()]
             found.append(key)
-    found += [agg.this for agg in tree.find_all(exp.Max, exp.Min)]
+    found += list(tree.find_all(exp.Max, exp.Min))
     return found
 
 
@@ -158,13 +158,16 @@ def _measure_names(node: exp.Expression) -> list[str]:
 
 def other_measure(question: str, tree: exp.Expression, dialect: str | None = None) -> tuple[str, str, str] | None:
     """"Which river is the longest?" ranked by ``Area(provinces.Shape)``: the question's superlative fixes a
-    quantity (:mod:`kgsql.text.measures`), and everything the query ranks by that measures a plain quantity
-    measures another. Returned: (the superlative, the ranking expression, its quantity), or None."""
+    quantity (:mod:`kgsql.text.measures`), and everything the query ranks by measures another plain quantity.
+    A ranking that measures nothing plain (an id, ``COUNT(*)``) may be the superlative's ("the price in the
+    latest order": ``MAX(order_id)``), so then nothing is claimed. Returned: (the superlative, the ranking
+    expression, its quantity), or None."""
     said, asked = asked_quantities(question)
     if not asked:
         return None
-    measured = [(key, q) for key in _rankings(tree) if (q := named_quantity(_measure_names(key))) is not None]
-    if not measured or any(q in asked for _key, q in measured):
+    rankings = _rankings(tree)
+    measured = [(key, q) for key in rankings if (q := named_quantity(_measure_names(key))) is not None]
+    if not measured or len(measured) < len(rankings) or any(q in asked for _key, q in measured):
         return None
     key, quantity = measured[0]
     return said[0], key.sql(dialect=dialect, normalize_functions=False), quantity  # as the model wrote it

@@ -22,8 +22,9 @@ QUANTITIES: dict[str, frozenset[str]] = {
     "length": frozenset({"length", "len", "long", "km", "kilometre", "kilometer", "mile", "distance", "glength",
                          "perimeter", "metre", "meter"}),
     "duration": frozenset({"duration", "runtime", "millisecond", "minute", "second", "hour"}),
+    # an hour, a minute, a second: a duration or a time of day (a name with them measures nothing plain)
     "time": frozenset({"age", "birth", "born", "dob", "date", "year", "founded", "established", "created",
-                       "built", "opened", "since", "time", "timestamp"}),
+                       "built", "opened", "since", "time", "timestamp", "hour", "minute", "second"}),
     "area": frozenset({"area", "surface"}),
     "height": frozenset({"height", "elevation", "altitude", "tall"}),
     "weight": frozenset({"weight", "mass", "kg"}),
@@ -42,7 +43,7 @@ SUPERLATIVES: dict[str, frozenset[str]] = {
     "earliest": frozenset({"time"}),
     "latest": frozenset({"time"}),
     "most recent": frozenset({"time"}),
-    "tallest": frozenset({"height"}),
+    "tallest": frozenset({"height", "length"}),  # a height in metres: ORDER BY meters
     "heaviest": frozenset({"weight"}),
     "lightest": frozenset({"weight"}),
     "fastest": frozenset({"speed", "duration", "time"}),
@@ -57,10 +58,14 @@ _SUPERLATIVE = re.compile(r"\b(" + "|".join(sorted(SUPERLATIVES, key=len, revers
                           + r")\b", re.I)
 
 
+_AT_THE = re.compile(r"\bat\s+the\s+$", re.I)  # "shipped by 2020 at the latest": a bound, not a ranking
+
+
 def asked_quantities(question: str) -> tuple[list[str], frozenset[str]]:
     """The superlatives a question says and the quantities any of them may be ranked by (none: no plain
     superlative)."""
-    said = [" ".join(m.group(1).lower().split()) for m in _SUPERLATIVE.finditer(question)]
+    said = [" ".join(m.group(1).lower().split()) for m in _SUPERLATIVE.finditer(question)
+            if not _AT_THE.search(question[:m.start()])]
     return said, frozenset().union(*(SUPERLATIVES[s] for s in said))
 
 

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("mcp", reason="the mcp package (kgsql[mcp]) is not installed")
 
 DB = "mcp_wire"
-REPLY_S = 600.0  # a hang guard only: a reply comes in well under a second or after a 10 s SQL timeout, but a
+REPLY_S = 300.0  # a hang guard only: a reply comes in well under a second or after a 10 s SQL timeout, but a
 # loaded machine (session 28: three model jobs beside the suite) held one past 120 s
 
 

@@ -293,7 +293,8 @@ class PostgresEngine(OneConnection):
         ``schema.table`` (:meth:`quote_table`). Tables of extensions (PostGIS's ``spatial_ref_sys``) are left out.
         Within a schema in the order they were made (oid, kept by the server), as SQLite lists its tables: the
         same database on two engines then gives the same prompt, and the author's order is usually the telling
-        one. (DuckDB renumbers its oids when a file is opened, so its reader stays alphabetical.)"""
+        one. A restored dump has pg_dump's order, and a table dropped and made again comes last. (DuckDB
+        renumbers its oids when a file is opened, so its reader stays alphabetical.)"""
         found: list[tuple[int, str, str, str]] = []
         unreadable: list[str] = []
         for oid, schema, table, visible, readable in self.run(
