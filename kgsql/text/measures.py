@@ -56,8 +56,6 @@ SUPERLATIVES: dict[str, frozenset[str]] = {
 }
 _SUPERLATIVE = re.compile(r"\b(" + "|".join(sorted(SUPERLATIVES, key=len, reverse=True)).replace(" ", r"\s+")
                           + r")\b", re.I)
-
-
 _AT_THE = re.compile(r"\bat\s+the\s+$", re.I)  # "shipped by 2020 at the latest": a bound, not a ranking
 
 
