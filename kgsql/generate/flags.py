@@ -15,6 +15,7 @@ from typing import Any, Iterable, Sequence
 from sqlglot import exp
 
 from kgsql.generate.explain import Explanation
+from kgsql.generate.fanout import fanout_joins
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.dialects import dialect_of, sqlglot_name
 from kgsql.sql.names import parse_sql, reads_no_table
@@ -24,8 +25,8 @@ from kgsql.text.words import says_name
 __all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_row", "other_measure", "question_literals",
            "unused_literals", "unused_tables"]
 
-FLAG_CODES = ("constant", "no-edge-join", "unused-table", "unused-literal", "negation-by-row", "both-as-either",
-              "other-measure", "empty-result", "null-result", "corrected", "failed")
+FLAG_CODES = ("constant", "no-edge-join", "fanout-join", "unused-table", "unused-literal", "negation-by-row",
+              "both-as-either", "other-measure", "empty-result", "null-result", "corrected", "failed")
 _QUOTED = re.compile(r"""(?:^|[\s(])["'“‘]([^"'”’]{1,80})["'”’]""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 #: A question that asks for what has none (``do not speak English``, ``without any``, ``never``).
@@ -210,6 +211,9 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
         used = [t["table"] for t in explanation.tables]
         for table in unused_tables(question, used, schema):
             flags.append(Flag("unused-table", f"the question names table {table}, which the query does not use"))
+        for table in fanout_joins(question, tree, schema):
+            flags.append(Flag("fanout-join", f"the query joins {table} for none of its columns: each row is copied "
+                                             f"once per matching row of {table}, which changes counts and sums"))
         missing = unused_literals(question, tree)
         if missing:
             shown = ", ".join(repr(m) for m in missing[:3])

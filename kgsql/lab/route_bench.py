@@ -7,7 +7,9 @@ Ingests every Spider database in ``DIR/spider/database`` into one throwaway embe
 the end; the user's default graph is never touched), builds the database index
 (``kgsql.route``), then routes every dev question whose database was ingested and prints
 top-1 / top-3 accuracy, p50 / p95 wall-clock milliseconds and mean CPU milliseconds per question for each mode: ``dense``,
-``bm25``, ``exact`` and the default ``fused``. ``--sweep`` also scores a grid of fusion
+``bm25``, ``exact`` and the default ``fused``. ``--history first|second`` first teaches every database a
+question log (the other half of dev, split as ``ingest --history-half`` splits it, and train_7000) and routes
+that half with the log and without it. ``--sweep`` also scores a grid of fusion
 weights and reciprocal-rank fusion (one encoding per question: signals are computed once),
 and the accuracy of the top database with the call close or clear at several margins.
 """
@@ -25,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from kgsql.route.router import MODES, DatabaseRouter, Routing
+from kgsql.route.router import HISTORY_WEIGHT, MODES, DatabaseRouter, Routing
 
 MARGINS = (0.25, 0.5, 0.75, 1.0, 1.5)
 
@@ -59,6 +61,8 @@ def evaluate(router: DatabaseRouter, questions: list[str], gold: list[str]) -> d
     """Per mode: accuracy and latency (each mode routes every question itself, encoding included)."""
     results: dict[str, Any] = {}
     for mode in MODES:
+        if mode == "history" and router.history is None:
+            continue
         routings, ms, cpu_ms = _timed(router, questions, mode)
         acc = _accuracy([[r.db for r in x.ranked] for x in routings], gold)
         results[mode] = {**acc, "p50_ms": round(float(np.percentile(ms, 50)), 2),
@@ -118,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--graph-dir", default=None, help="embedded graph folder to use (default: a temporary one)")
     ap.add_argument("--out", default=None, help="write the results as JSON here")
     ap.add_argument("--sweep", action="store_true", help="also score fusion weight settings and RRF")
+    ap.add_argument("--history", choices=("first", "second"), default=None,
+                    help="teach every database a question log first: the other half of each dev database's "
+                         "questions (split as ingest --history-half splits them) and train_7000's questions of "
+                         "the training databases; route only this half of dev, with the log and without it")
     ap.add_argument("--threads", type=int, default=1,
                     help="encoder threads (default 1: on a shared machine wall time then measures one core)")
     args = ap.parse_args(argv)
@@ -130,14 +138,15 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     with tempfile.TemporaryDirectory(prefix="kgsql-route-") as tmp:
         root = Path(args.graph_dir) if args.graph_dir else Path(tmp) / "graph"
-        results = _run(spider, root, Path(tmp) / "cache", sweep_too=args.sweep)
+        results = _run(spider, root, Path(tmp) / "cache", sweep_too=args.sweep, history=args.history)
     print(json.dumps(results, indent=1))
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return 0
 
 
-def _run(spider: Path, root: Path, cache: Path, *, sweep_too: bool) -> dict[str, Any]:
+def _run(spider: Path, root: Path, cache: Path, *, sweep_too: bool, history: str | None = None) -> dict[str, Any]:
+    from kgsql.route.history import build_log, graph_questions
     from kgsql.route.index import build_index, graph_databases
     from kgsql.schema_graph import SchemaGraph
     from kgsql.text.encoder import get_encoder
@@ -152,16 +161,61 @@ def _run(spider: Path, root: Path, cache: Path, *, sweep_too: bool) -> dict[str,
         index = build_index(encoder, graph_databases(graph.store),
                             lambda name: graph.schema(name, knowledge=False), cache_dir=cache)
         index_s = time.perf_counter() - t
-    present = set(index.names)
-    dev = [q for q in json.loads((spider / "dev.json").read_text(encoding="utf-8")) if q["db_id"] in present]
+        present = set(index.names)
+        dev = [q for q in json.loads((spider / "dev.json").read_text(encoding="utf-8")) if q["db_id"] in present]
+        if history is not None:
+            dev = _teach_log(graph, spider, dev, present, history)
+            log = build_log(encoder, index.names, graph_questions(graph.store), cache_dir=cache)
     questions, gold = [q["question"] for q in dev], [q["db_id"] for q in dev]
     router = DatabaseRouter(index, encoder)
     results: dict[str, Any] = {"databases": len(index.names), "tables": int(len(index.table_vectors)),
                                "questions": len(questions), "ingest_s": round(ingest_s, 1),
                                "index_s": round(index_s, 1), "modes": evaluate(router, questions, gold)}
+    if history is not None:
+        logged = DatabaseRouter(index, encoder, history=log)
+        results["history"] = {"tested_half": history, "logged_questions": len(log),
+                              "modes": evaluate(logged, questions, gold),
+                              "weights": _history_weights(logged, questions, gold)}
     if sweep_too:
         results["sweep"] = sweep(router, questions, gold)[:15]
     return results
+
+
+def _teach_log(graph: Any, spider: Path, dev: list[dict[str, Any]], present: set[str],
+               tested: str) -> list[dict[str, Any]]:
+    """Store the question log (see ``--history``) as the databases' examples; returns the dev questions to route.
+    A tested question whose very question and SQL are also in the log (a duplicate in dev) is left out."""
+    from kgsql.graph.examples import save_examples
+    from kgsql.mining.history import Pair, pair_id, split_halves
+
+    def pair(q: dict[str, Any]) -> Pair:
+        question = " ".join(q["question"].split())
+        return Pair(pair_id(q["db_id"], q["question"], q["query"]), q["db_id"], question, q["query"])
+
+    halves = split_halves([pair(q) for q in dev])
+    test_half, log_half = (halves[0], halves[1]) if tested == "first" else (halves[1], halves[0])
+    train_log = json.loads((spider / "train_7000.json").read_text(encoding="utf-8"))
+    train = [pair(q) for q in train_log if q["db_id"] in present]
+    by_db: dict[str, list[Pair]] = {}
+    for p in log_half + train:
+        by_db.setdefault(p.db_id, []).append(p)
+    for db, pairs in by_db.items():
+        save_examples(graph.store, db, pairs, "route_bench")
+    logged = {p.id for p in log_half}
+    wanted = {p.id for p in test_half if p.id not in logged}
+    return [q for q in dev if pair(q).id in wanted]
+
+
+def _history_weights(router: DatabaseRouter, questions: list[str], gold: list[str]) -> list[dict[str, Any]]:
+    """Top-1/top-3 of the fused routing at several weights of the question log (signals computed once)."""
+    signals = [router.signals(q) for q in questions]
+    names, rows = router.index.names, []
+    for weight in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0):
+        router.weights["history"] = weight
+        ranked = [[names[i] for i in np.argsort(-router.combine(s, "fused"), kind="stable")[:3]] for s in signals]
+        rows.append({"history": weight, **_accuracy(ranked, gold)})
+    router.weights["history"] = HISTORY_WEIGHT
+    return rows
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
 ``route_question(graph, question)`` is the one call ``ask`` makes when no database is named;
 ``GraphRouter`` is what a long-lived process (the service, the MCP server) keeps: it asks the
-graph for its databases' content hashes (one query) before each question and rebuilds the
-router only when they changed, re-encoding only the databases that are new or changed.
+graph for its databases' content hashes and question logs' sizes (two queries) before each question and
+rebuilds the router only when they changed, re-encoding only the databases (and logs) that are new or changed.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from kgsql.route.history import build_log, graph_log_digest, graph_questions
 from kgsql.route.index import build_index, graph_databases
 from kgsql.route.router import DatabaseRouter, Routing
 
@@ -26,7 +27,7 @@ class GraphRouter:
         self._encoder = encoder
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._router: DatabaseRouter | None = None
-        self._digests: list[tuple[str, str]] | None = None
+        self._digests: tuple[list[tuple[str, str]], list[tuple[str, int, str]]] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -40,11 +41,15 @@ class GraphRouter:
     def router(self) -> DatabaseRouter:
         """The router over the graph's databases as they are now."""
         digests = [d for d in graph_databases(self.graph.store) if self.only is None or d[0] in self.only]
+        logs = graph_log_digest(self.graph.store)
         with self._lock:
-            if self._router is None or digests != self._digests:
+            if self._router is None or (digests, logs) != self._digests:
                 index = build_index(self.encoder, digests, lambda name: self.graph.schema(name, knowledge=False),
                                     cache_dir=self.cache_dir)
-                self._router, self._digests = DatabaseRouter(index, self.encoder), digests
+                questions = graph_questions(self.graph.store) if logs else {}
+                history = build_log(self.encoder, index.names, questions, cache_dir=self.cache_dir)
+                self._router = DatabaseRouter(index, self.encoder, history=history)
+                self._digests = (digests, logs)
             return self._router
 
     def route(self, question: str) -> Routing:

@@ -64,20 +64,34 @@ def _load(path: Path, name: str, digest: str) -> tuple[DatabaseDocument, np.ndar
 
 
 def _save(path: Path, doc: DatabaseDocument, vectors: np.ndarray) -> None:
-    """Atomic (temp file + rename) and private; a read-only cache only costs encoding again."""
+    save_vectors(path, vectors, meta=doc.to_dict())
+
+
+def save_vectors(path: Path, vectors: np.ndarray, meta: dict | None = None) -> None:
+    """Vectors (float16) and an optional JSON ``meta`` in one ``.npz``: atomic (temp file + rename) and
+    private; a read-only cache only costs encoding again."""
     try:
         private_dir(path.parent)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npz")
         os.close(fd)
         try:
             np.savez(tmp, vectors=vectors.astype(np.float16),
-                     meta=np.frombuffer(json.dumps(doc.to_dict()).encode(), dtype=np.uint8))
+                     meta=np.frombuffer(json.dumps(meta or {}).encode(), dtype=np.uint8))
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
     except OSError:
         pass
+
+
+def load_vectors(path: Path) -> np.ndarray | None:
+    """The vectors :func:`save_vectors` wrote (float32), or None when the file is missing or unreadable."""
+    try:
+        with np.load(path) as z:
+            return z["vectors"].astype(np.float32)
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def build_index(encoder: Encoder, databases: list[tuple[str, str]], load_schema: Callable[[str], DatabaseSchema],

@@ -1,14 +1,17 @@
 """Question -> ranked databases: the first stage of answering with no database named.
 
-Three signals score every database of the index (``kgsql.route.index``):
+Three signals score every database of the index (``kgsql.route.index``), and a fourth where databases
+were taught questions:
 
 * ``dense``: cosine between the question's MiniLM vector and each table sentence, a database
   scoring as its best table (a question is about a table or two, not a whole database);
 * ``bm25``: BM25 over each database's words (names split, plurals folded, descriptions, values);
 * ``exact``: names and values of the database the question repeats word for word, each
-  weighted by how few databases share it (``Aberdeen`` points at one, ``name`` at none).
+  weighted by how few databases share it (``Aberdeen`` points at one, ``name`` at none);
+* ``history``: cosine between the question and the closest question a database was asked before
+  (``kgsql.route.history``), when there is a log.
 
-``fused`` (the default) adds the three after scaling each to its spread over the databases
+``fused`` (the default) adds them after scaling each to its spread over the databases
 (z-scores, weights measured on Spider dev: docs/retrieval.md). The second stage, selection,
 is the usual schema retrieval on the routed database. When the first two databases are
 within ``margin`` of each other the routing is *close*: the answer names both. When neither BM25 nor
@@ -25,13 +28,17 @@ from typing import Any
 import numpy as np
 
 from kgsql.route.documents import fold
+from kgsql.route.history import QuestionLog
 from kgsql.route.index import DatabaseIndex
 from kgsql.text.encoder import Encoder
 from kgsql.text.words import STOPWORDS
 
-MODES = ("fused", "dense", "bm25", "exact")
-#: Signal weights of ``fused`` (z-scores), and per kind of exactly matched phrase.
-WEIGHTS = {"dense": 1.0, "bm25": 1.0, "exact": 0.5}
+#: Weight of a database's past questions (``kgsql.route.history``) in ``fused``.
+HISTORY_WEIGHT = 1.5
+MODES = ("fused", "dense", "bm25", "exact", "history")
+#: Signal weights of ``fused`` (z-scores), and per kind of exactly matched phrase. ``history`` counts only
+#: where databases were taught questions (docs/retrieval.md, "Routing").
+WEIGHTS = {"dense": 1.0, "bm25": 1.0, "exact": 0.5, "history": HISTORY_WEIGHT}
 KIND_WEIGHTS = {"table": 1.0, "column": 0.6, "value": 1.0}
 #: Fused score gap (in z units) under which the top two are reported as a close call.
 DEFAULT_MARGIN = 0.5
@@ -95,12 +102,14 @@ class DatabaseRouter:
     """Ranks the databases of a ``DatabaseIndex`` for a question (see module doc)."""
 
     def __init__(self, index: DatabaseIndex, encoder: Encoder, *, mode: str = "fused",
-                 margin: float = DEFAULT_MARGIN, weights: dict[str, float] | None = None) -> None:
+                 margin: float = DEFAULT_MARGIN, weights: dict[str, float] | None = None,
+                 history: QuestionLog | None = None) -> None:
         if mode not in MODES:
             from kgsql.errors import InputError
 
             raise InputError(f"unknown routing mode '{mode}' (choose from {', '.join(MODES)})")
         self.index, self.encoder, self.mode, self.margin = index, encoder, mode, margin
+        self.history = history if history is not None and len(history) else None
         self.weights = dict(WEIGHTS, **(weights or {}))
         n = len(index.documents)
         self._bm25 = _bm25(index) if n else None
@@ -112,13 +121,23 @@ class DatabaseRouter:
 
     # ------------------------------------------------------------------ signals
 
-    def dense(self, question: str) -> np.ndarray:
+    def _vector(self, question: str) -> np.ndarray:
+        return self.encoder.encode_pooled([question], is_query=True)[0]
+
+    def dense(self, question: str, vector: np.ndarray | None = None) -> np.ndarray:
         """Per database: the best cosine between the question and one of its table sentences."""
         out = np.full(len(self.index.documents), -1.0)
         if len(self.index.table_vectors):
-            q = self.encoder.encode_pooled([question], is_query=True)[0]
+            q = self._vector(question) if vector is None else vector
             np.maximum.at(out, self.index.table_owner, self.index.table_vectors @ q)
         return out
+
+    def history_signal(self, question: str, vector: np.ndarray | None = None) -> np.ndarray:
+        """Per database: the best cosine between the question and one of its past questions (zeros with no log)."""
+        if self.history is None:
+            return np.zeros(len(self.index.documents))
+        q = self._vector(question) if vector is None else vector
+        return self.history.best(q / max(float(np.linalg.norm(q)), 1e-12), len(self.index.documents))
 
     def bm25(self, question: str) -> np.ndarray:
         terms = [w for w in fold(question) if w not in STOPWORDS]
@@ -144,7 +163,15 @@ class DatabaseRouter:
         return out
 
     def signals(self, question: str) -> dict[str, np.ndarray]:
-        return {"dense": self.dense(question), "bm25": self.bm25(question), "exact": self.exact(question)}
+        """Every signal for ``question`` (the question encoded once); ``history`` only with a question log."""
+        vector = self._vector(question) if len(self.index.table_vectors) or self.history is not None else None
+        out = {"dense": self.dense(question, vector), "bm25": self.bm25(question), "exact": self.exact(question)}
+        if self.history is not None:
+            out["history"] = self.history_signal(question, vector)
+        return out
+
+    def signal(self, question: str, mode: str) -> np.ndarray:
+        return self.history_signal(question) if mode == "history" else getattr(self, mode)(question)
 
     # ------------------------------------------------------------------ ranking
 
@@ -153,7 +180,8 @@ class DatabaseRouter:
         mode = mode or self.mode
         if mode != "fused":
             return signals[mode]
-        return sum(self.weights[k] * _z(v) for k, v in signals.items() if self.weights.get(k))  # type: ignore[return-value]
+        weighted = [self.weights[k] * _z(v) for k, v in signals.items() if self.weights.get(k)]
+        return np.sum(weighted, axis=0) if weighted else np.zeros(len(self.index.documents))
 
     def route(self, question: str, *, top: int | None = None) -> Routing:
         """The databases ranked for ``question`` (all of them, or the first ``top``)."""
@@ -162,8 +190,7 @@ class DatabaseRouter:
 
             raise InputError("no database to route to: the graph is empty (run kgsql ingest first)")
         t0 = time.perf_counter()
-        needed = {"dense", "bm25", "exact"} if self.mode == "fused" else {self.mode}
-        signals = {k: getattr(self, k)(question) for k in needed}
+        signals = self.signals(question) if self.mode == "fused" else {self.mode: self.signal(question, self.mode)}
         scores = self.combine(signals)
         routing = self.ranking(question, scores, top=top, elapsed_ms=(time.perf_counter() - t0) * 1000)
         routing.matched = any(bool(np.any(signals[k] > 0)) for k in ("bm25", "exact") if k in signals) \

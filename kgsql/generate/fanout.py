@@ -1,0 +1,174 @@
+"""A join that only multiplies rows: a table joined for nothing, on the side that holds many rows per key.
+
+"How many concerts in each stadium?" answered ``stadium JOIN concert JOIN singer_in_concert ... COUNT(*)``
+counts each concert once per singer: ``singer_in_concert`` gives the query nothing (no column of it is
+selected, filtered, grouped or ordered) except copies of the rows it joins, one per matching row, because
+its join column is not unique there. A join on the other side (a key to a table's primary key) at most
+filters rows, so it is left alone, and so is a table the question asks for by a word no other table of the
+query holds ("students who have a pet": ``Has_Pet`` is how the query says "have a pet").
+"""
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+from kgsql.schema.model import DatabaseSchema, Table
+from kgsql.text.words import STOPWORDS, split_identifier, words
+
+__all__ = ["fanout_joins"]
+
+#: Name words that say nothing of what a table holds (``has_pet``'s "has" is in STOPWORDS already).
+_GENERIC = frozenset({"id", "ids", "ref", "info", "detail", "details", "list", "data", "record", "records"})
+#: What a question counts: the words after "how many" / "number of" / "count of" (up to three).
+_COUNTED = re.compile(r"\b(?:how many|(?:number|count|total) of)\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.I)
+#: Words between "number of" and the thing counted.
+_COUNT_LEAD = frozenset({"distinct", "different", "unique", "all", "the", "total"})
+#: Endings by which a question's word still names a table's ("rent"/"rental", "own"/"owner").
+_ENDINGS = ("s", "es", "al", "er", "ers", "ing", "ed", "ion", "ment")
+
+
+def _name_words(name: str) -> set[str]:
+    return {w for w in split_identifier(name) if w not in STOPWORDS and w not in _GENERIC and len(w) > 1}
+
+
+def _tables_of(select: exp.Select, schema: DatabaseSchema) -> dict[str, Table]:
+    """alias (lower case) -> the schema table, for the tables this SELECT reads directly."""
+    by_name = {t.name.lower(): t for t in schema.tables}
+    sources = [select.args.get("from_", select.args.get("from"))] + list(select.args.get("joins") or [])
+    out: dict[str, Table] = {}
+    for source in sources:
+        table = source.this if source is not None else None
+        if isinstance(table, exp.Table) and table.name.lower() in by_name:
+            out[table.alias_or_name.lower()] = by_name[table.name.lower()]
+    return out
+
+
+def _owner(column: exp.Column, tables: dict[str, Table]) -> str | None:
+    """The alias a column belongs to: its qualifier, else the one table of the SELECT that has that name."""
+    if column.table:
+        return column.table.lower() if column.table.lower() in tables else None
+    owners = [a for a, t in tables.items() if any(c.name.lower() == column.name.lower() for c in t.columns)]
+    return owners[0] if len(owners) == 1 else None
+
+
+def _join_pairs(select: exp.Select, tables: dict[str, Table]) -> list[tuple[exp.Column, exp.Column]]:
+    """The column equalities of this SELECT's ON clauses, both sides resolved to its tables."""
+    pairs = []
+    for join in select.args.get("joins") or []:
+        on = join.args.get("on")
+        for eq in on.find_all(exp.EQ) if on is not None else []:
+            left, right = eq.this, eq.expression
+            if isinstance(left, exp.Column) and isinstance(right, exp.Column) \
+                    and _owner(left, tables) and _owner(right, tables):
+                pairs.append((left, right))
+    return pairs
+
+
+def _unique(table: Table, column: str, schema: DatabaseSchema) -> bool:
+    """Is ``column`` alone a key of ``table``: its whole primary key, or what a foreign key refers to?"""
+    if [c.lower() for c in table.primary_key] == [column.lower()]:
+        return True
+    return any(fk.ref_table.lower() == table.name.lower() and fk.ref_column.lower() == column.lower()
+               for fk in schema.foreign_keys)
+
+
+def _forms(word: str) -> set[str]:
+    """The word and what it is without one ending of :data:`_ENDINGS` (three letters left at least)."""
+    return {word} | {word[:-len(e)] for e in _ENDINGS if word.endswith(e) and len(word) - len(e) >= 3}
+
+
+def _said(name_word: str, question_words: set[str]) -> bool:
+    """The question says the name's word, in any form ("rented" for ``rental``, "courses" for ``course``)."""
+    forms = _forms(name_word)
+    return any(forms & _forms(q) for q in question_words)
+
+
+def _own_words(alias: str, tables: dict[str, Table], columns: list[exp.Column]) -> list[str]:
+    """The words of a table's name that nothing else the query reads (another table, a column of another
+    table) holds: what the table alone brings to the query."""
+    others: set[str] = set()
+    for other, table in tables.items():
+        if other != alias:
+            others |= _name_words(table.name)
+    for column in columns:
+        if _owner(column, tables) != alias:
+            others |= _name_words(column.name)
+    return [w for w in _name_words(tables[alias].name) if not any(_forms(w) & _forms(o) for o in others)]
+
+
+def _deduplicated(select: exp.Select) -> bool:
+    """Its rows feed a set operation (UNION, EXCEPT, INTERSECT) or an IN / EXISTS test: copies do not count."""
+    parent = select.parent.parent if isinstance(select.parent, exp.Subquery) else select.parent
+    return isinstance(parent, (exp.Union, exp.Except, exp.Intersect, exp.In, exp.Exists))
+
+
+def _copies_ignored(select: exp.Select) -> bool:
+    """Copies of rows change nothing: SELECT DISTINCT, only aggregates that ignore them (MIN, MAX, DISTINCT),
+    or one row picked without aggregating (``ORDER BY ... LIMIT 1``: a copy of the first row is the first row)."""
+    if select.args.get("distinct") is not None:
+        return True
+    aggregates = list(select.find_all(exp.AggFunc))
+    if not aggregates:
+        if _deduplicated(select):
+            return True
+        limit = select.args.get("limit")
+        return limit is not None and limit.expression is not None and limit.expression.name == "1"
+    return all(isinstance(a, (exp.Min, exp.Max)) or isinstance(a.this, exp.Distinct) for a in aggregates)
+
+
+def _counted(question: str) -> set[str]:
+    """The words of what the question counts ("how many concerts", "the number of distinct singers"): the
+    words after "how many" / "number of" up to the first that is no name ("students the teacher" -> students)."""
+    out: set[str] = set()
+    for match in _COUNTED.finditer(question):
+        for w in words(match.group(1)):
+            if w in _COUNT_LEAD and not out:
+                continue
+            if w in STOPWORDS:
+                break
+            out.add(w)
+    return out
+
+
+def _inflates_count(select: exp.Select, alias: str, own: list[str], tables: dict[str, Table],
+                    counted: set[str]) -> bool:
+    """Under COUNT, the copied rows are what is counted unless the question counts another table's rows
+    ("the number of concerts" while ``singer_in_concert`` is joined): only then are the copies a mistake."""
+    if not any(isinstance(a, exp.Count) for a in select.find_all(exp.AggFunc)):
+        return True
+    if any(_said(w, counted) for w in own) or _counts(tables[alias], counted):
+        return False  # "how many department stores": the copied rows are the ones asked for
+    return any(_counts(table, counted) for other, table in tables.items() if other != alias)
+
+
+def _counts(table: Table, counted: set[str]) -> bool:
+    """The question counts this table's rows: every word of its name is in what it counts."""
+    name = _name_words(table.name)
+    return bool(name) and all(_said(w, counted) for w in name)
+
+
+def fanout_joins(question: str, tree: exp.Expression, schema: DatabaseSchema) -> list[str]:
+    """The tables a query joins only to copy rows (see module doc), as the query names them. A SELECT whose
+    copies change nothing (:func:`_copies_ignored`) is not read."""
+    question_words, counted = set(words(question)), _counted(question)
+    found: list[str] = []
+    for select in tree.find_all(exp.Select):
+        if _copies_ignored(select):
+            continue
+        tables = _tables_of(select, schema)
+        pairs = _join_pairs(select, tables)
+        in_joins = {id(c) for pair in pairs for c in pair}
+        columns = list(select.find_all(exp.Column))
+        used = {_owner(c, tables) for c in columns if id(c) not in in_joins}
+        for alias, table in tables.items():
+            ends = [(mine, theirs) for a, b in pairs for mine, theirs in ((a, b), (b, a))
+                    if _owner(mine, tables) == alias and _owner(theirs, tables) != alias]
+            if alias in used or len(ends) != 1 or _unique(table, ends[0][0].name, schema):
+                continue
+            if tables.get(_owner(ends[0][1], tables) or "") is table:  # a self-join pairs rows on purpose
+                continue
+            own = _own_words(alias, tables, columns)
+            if not any(_said(w, question_words) for w in own) and _inflates_count(select, alias, own, tables, counted):
+                found.append(alias if alias == table.name.lower() else f"{table.name} AS {alias}")
+    return found

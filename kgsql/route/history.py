@@ -1,0 +1,88 @@
+"""A database's past questions as routing evidence: the questions it was taught.
+
+A warehouse has query logs. The pairs a database was taught (``ingest --history``, ``SchemaGraph.learn``)
+are kept in the graph as its examples; a new question close in meaning to one a database answered before is
+likely about that database, even when its words fit several schemas ("How many singers do we have?" is
+``singer`` or ``concert_singer`` by the schemas, the one whose log asks about singers by the log). The
+``history`` signal of :class:`kgsql.route.router.DatabaseRouter` is, per database, the best cosine between
+the question and one of its past questions; a database with no log gets the mean of those with one (no log
+says nothing either way). The questions' vectors are cached privately per database, keyed by its questions.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from kgsql.route.index import default_cache_dir, load_vectors, save_vectors
+from kgsql.text.encoder import Encoder
+
+__all__ = ["QuestionLog", "build_log", "graph_log_digest", "graph_questions"]
+
+
+@dataclass
+class QuestionLog:
+    """Past questions' vectors (rows L2-normalised) and the database (an index into the router's) of each."""
+
+    vectors: np.ndarray
+    owner: np.ndarray
+
+    def __len__(self) -> int:
+        return int(len(self.owner))
+
+    def best(self, question_vector: np.ndarray, databases: int) -> np.ndarray:
+        """Per database, the best cosine of the question with one of its past questions (the mean of the
+        others' where a database has none; zeros when no database has any)."""
+        out = np.full(databases, np.nan)
+        if len(self):
+            np.fmax.at(out, self.owner, self.vectors @ question_vector)
+        known = out[~np.isnan(out)]
+        return np.nan_to_num(out, nan=float(known.mean()) if known.size else 0.0)
+
+
+def graph_questions(store: Any) -> dict[str, list[str]]:
+    """Every database's taught questions (a ``GraphStore``'s examples), in a stable order."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for row in store.run("examples_questions"):
+        out[row["database"]].append(row["question"])
+    return dict(out)
+
+
+def graph_log_digest(store: Any) -> list[tuple[str, int, str]]:
+    """(database, examples, latest added) per database: changes when a log grows or shrinks."""
+    return [(r["database"], int(r["examples"]), str(r["latest"])) for r in store.run("examples_digest")]
+
+
+def _key(encoder: Encoder, questions: Sequence[str]) -> str:
+    blob = json.dumps([encoder.name, list(questions)], ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def build_log(encoder: Encoder, names: Sequence[str], questions: Mapping[str, Iterable[str]], *,
+              cache_dir: Path | None = None, use_cache: bool = True) -> QuestionLog:
+    """The question log of the databases ``names`` (in the router's order); only databases whose questions
+    are not cached yet are encoded."""
+    folder = (cache_dir or default_cache_dir()) / "log"
+    blocks: list[np.ndarray] = []
+    owners: list[np.ndarray] = []
+    for i, name in enumerate(names):
+        asked = [" ".join(q.split()) for q in questions.get(name, ()) if q and q.strip()]
+        if not asked:
+            continue
+        path = folder / f"{_key(encoder, asked)}.npz"
+        vectors = load_vectors(path) if use_cache else None
+        if vectors is None or len(vectors) != len(asked):
+            vectors = encoder.encode_pooled(asked, is_query=True).astype(np.float32)
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            if use_cache:
+                save_vectors(path, vectors)
+        blocks.append(vectors)
+        owners.append(np.full(len(vectors), i, dtype=np.int64))
+    if not blocks:
+        return QuestionLog(np.zeros((0, encoder.dim), np.float32), np.zeros(0, np.int64))
+    return QuestionLog(np.concatenate(blocks), np.concatenate(owners))

@@ -1,0 +1,69 @@
+"""``fanout-join``: a table joined for none of its columns, on the side with many rows per key, copies rows.
+On the real shop file (an order has several payments), through the review every answer gets."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kgsql.generate.fanout import fanout_joins
+from kgsql.sql.names import parse_sql
+from shop_db import shop_schema
+from test_flags import answered, codes
+
+THREE_TABLES = ("FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id "
+                "JOIN payments AS p ON p.order_id = o.order_id")
+
+
+@pytest.fixture(scope="module")
+def shop(schema_graph: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return shop_schema(schema_graph, tmp_path_factory.mktemp("shop"), "fanout_shop")
+
+
+def test_a_join_that_only_copies_rows_inflates_the_count_and_is_flagged(shop: Any) -> None:
+    answer = answered(shop, "How many orders did each customer place?",
+                      f"SELECT c.name, count(*) {THREE_TABLES} GROUP BY c.name ORDER BY c.name")
+    assert answer.rows[0] == ("Ann", 3)  # Ann placed 2 orders; one of them has two payments
+    assert codes(answer) == ["fanout-join"]
+    assert answer.warnings[0]["text"] == ("the query joins payments AS p for none of its columns: each row is "
+                                          "copied once per matching row of payments AS p, which changes counts "
+                                          "and sums")
+
+
+def test_the_same_count_without_the_join_is_clean(shop: Any) -> None:
+    answer = answered(shop, "How many orders did each customer place?",
+                      "SELECT c.name, count(*) FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id "
+                      "GROUP BY c.name ORDER BY c.name")
+    assert answer.rows[0] == ("Ann", 2) and answer.warnings == []
+
+
+@pytest.mark.parametrize("question, sql", [
+    # the copied rows are what the question counts
+    ("How many payments did each customer make?", f"SELECT c.name, count(*) {THREE_TABLES} GROUP BY c.name"),
+    # the question asks for the table by a word nothing else in the query holds: an existence filter
+    ("Which customers have made a payment?", f"SELECT c.name {THREE_TABLES}"),
+    # copies do not count: DISTINCT, COUNT(DISTINCT), MAX, a set operation, an IN test, one row picked
+    ("Which customers placed orders?", f"SELECT DISTINCT c.name {THREE_TABLES}"),
+    ("How many orders did each customer place?",
+     f"SELECT c.name, count(DISTINCT o.order_id) {THREE_TABLES} GROUP BY c.name"),
+    ("What is the latest order of each customer?", f"SELECT c.name, max(o.order_id) {THREE_TABLES} GROUP BY c.name"),
+    ("Which customers placed no order?", f"SELECT name FROM customers EXCEPT SELECT c.name {THREE_TABLES}"),
+    ("Which customers placed orders?",
+     f"SELECT name FROM customers WHERE customer_id IN (SELECT c.customer_id {THREE_TABLES})"),
+    ("Which customer placed the latest order?", f"SELECT c.name {THREE_TABLES} ORDER BY o.order_id DESC LIMIT 1"),
+    # a join to the one side (a key to a primary key) at most filters rows
+    ("How many orders are there?",
+     "SELECT count(*) FROM orders AS o JOIN customers AS c ON o.customer_id = c.customer_id"),
+    # a self-join pairs rows on purpose
+    ("Which cities have two customers?",
+     "SELECT a.city FROM customers AS a JOIN customers AS b ON a.city = b.city GROUP BY a.city HAVING count(*) > 2"),
+])
+def test_joins_whose_copies_change_nothing_or_are_asked_for_are_not_flagged(shop: Any, question: str, sql: str) -> None:
+    assert fanout_joins(question, parse_sql(sql, "sqlite"), shop) == []
+
+
+def test_copied_rows_of_a_plain_select_are_flagged(shop: Any) -> None:
+    """No aggregate: each customer is listed once per payment of each order."""
+    sql = f"SELECT c.name, o.status {THREE_TABLES} WHERE c.city = 'Oslo'"
+    assert fanout_joins("List the status of every order of the customers in Oslo.", parse_sql(sql, "sqlite"), shop) \
+        == ["payments AS p"]

@@ -1,0 +1,74 @@
+"""A database's question log routes what its schema cannot: two observatories with one schema are a close
+call until one of them has been asked about telescopes before. Real graph, real encoder."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from route_databases import CLOSE_CALL, make_databases
+
+from kgsql.graph.examples import save_examples
+from kgsql.mining.history import Pair, pair_id
+from kgsql.route.graph_router import GraphRouter
+from kgsql.route.history import QuestionLog, build_log, graph_questions
+from kgsql.text.encoder import get_encoder
+
+TAG = "rh"  # databases of their own: teaching them must not change the other routing tests' graph
+
+
+@pytest.fixture()
+def observatories(schema_graph, tmp_path):  # type: ignore[no-untyped-def]
+    names = make_databases(tmp_path / "dbs", TAG)
+    schema_graph.ingest(tmp_path / "dbs")
+    yield names, GraphRouter(schema_graph, get_encoder(), cache_dir=tmp_path / "cache", only=set(names.values()))
+    for name in names.values():
+        schema_graph.drop(name)
+
+
+def teach(graph, db: str, questions: list[str]) -> None:  # type: ignore[no-untyped-def]
+    sql = "SELECT count(*) FROM telescopes"
+    pairs = [Pair(pair_id(db, q, sql), db, q, sql) for q in questions]
+    save_examples(graph.store, db, pairs, "test")
+
+
+def test_a_taught_question_log_settles_a_close_call(schema_graph, observatories):  # type: ignore[no-untyped-def]
+    names, router = observatories
+    before = router.route(CLOSE_CALL)
+    assert before.close  # one schema twice: nothing tells them apart
+    south = names["observatory_south"]
+    teach(schema_graph, south, ["How many telescopes does the observatory have?",
+                                "List every telescope with its aperture."])
+    teach(schema_graph, names["apiary"], ["How much honey did the hives give?"])
+    after = router.route(CLOSE_CALL)  # the router sees the log changed and rebuilds
+    assert after.db == south and not after.close, after.to_dict()
+    assert router.route("How much honey did each hive give?").db == names["apiary"]  # the schema still counts
+
+
+def test_the_log_is_read_from_the_graph_and_cached_by_its_questions(  # type: ignore[no-untyped-def]
+        schema_graph, observatories, tmp_path):
+    names, _router = observatories
+    teach(schema_graph, names["lighthouse"], ["Who kept the Longships light?", "Which coast is Bell Rock on?"])
+    questions = graph_questions(schema_graph.store)
+    assert sorted(questions[names["lighthouse"]]) == ["Which coast is Bell Rock on?", "Who kept the Longships light?"]
+    order = list(names.values())
+    log = build_log(get_encoder(), order, questions, cache_dir=tmp_path)
+    assert len(log) == 2 and set(log.owner.tolist()) == {order.index(names["lighthouse"])}
+    cached = build_log(_NoEncoding(get_encoder()), order, questions, cache_dir=tmp_path)  # read back, not encoded
+    assert np.allclose(cached.vectors, log.vectors, atol=1e-3)
+
+
+def test_databases_without_a_log_score_the_mean() -> None:
+    log = QuestionLog(np.array([[1.0, 0.0], [0.0, 1.0]], np.float32), np.array([0, 2]))
+    best = log.best(np.array([1.0, 0.0], np.float32), 4)
+    assert best.tolist() == [1.0, 0.5, 0.0, 0.5]
+    assert QuestionLog(np.zeros((0, 2), np.float32), np.zeros(0, int)).best(np.ones(2), 3).tolist() == [0.0] * 3
+
+
+class _NoEncoding:
+    """The real encoder's name and size, but encoding fails: what is read must come from the cache."""
+
+    def __init__(self, encoder) -> None:  # type: ignore[no-untyped-def]
+        self.name, self.dim = encoder.name, encoder.dim
+
+    def encode_pooled(self, *_a, **_k):  # type: ignore[no-untyped-def]
+        pytest.fail("the cached log was encoded again")
