@@ -66,11 +66,16 @@ def _join_pairs(select: exp.Select, tables: dict[str, Table]) -> list[tuple[exp.
 
 
 def _unique(table: Table, column: str, schema: DatabaseSchema) -> bool:
-    """Is ``column`` alone a key of ``table``: its whole primary key, or what a foreign key refers to?"""
-    if [c.lower() for c in table.primary_key] == [column.lower()]:
+    """Is ``column`` alone a key of ``table``: its whole primary key, what a declared foreign key refers to,
+    ``rowid``, or a column whose values ingest found all distinct (a key nobody declared)?"""
+    if column.lower() == "rowid" or [c.lower() for c in table.primary_key] == [column.lower()]:
         return True
-    return any(fk.ref_table.lower() == table.name.lower() and fk.ref_column.lower() == column.lower()
-               for fk in schema.foreign_keys)
+    if any(fk.ref_table.lower() == table.name.lower() and fk.ref_column.lower() == column.lower()
+           and fk.origin == "declared" for fk in schema.foreign_keys):
+        return True
+    found = next((c for c in table.columns if c.name.lower() == column.lower()), None)
+    distinct = found.stats.distinct_count if found is not None else None
+    return bool(distinct and table.row_count and distinct >= table.row_count)
 
 
 def _forms(word: str) -> set[str]:
@@ -97,23 +102,33 @@ def _own_words(alias: str, tables: dict[str, Table], columns: list[exp.Column]) 
     return [w for w in _name_words(tables[alias].name) if not any(_forms(w) & _forms(o) for o in others)]
 
 
-def _deduplicated(select: exp.Select) -> bool:
-    """Its rows feed a set operation (UNION, EXCEPT, INTERSECT) or an IN / EXISTS test: copies do not count."""
-    parent = select.parent.parent if isinstance(select.parent, exp.Subquery) else select.parent
-    return isinstance(parent, (exp.Union, exp.Except, exp.Intersect, exp.In, exp.Exists))
+def _result_selects(tree: exp.Expression) -> list[exp.Select]:
+    """The SELECTs whose rows are the answer: the query's own, or each side of a UNION ALL. A subquery's
+    copies may be what an outer DISTINCT, GROUP BY, IN or COUNT(DISTINCT) removes, so subqueries are not read;
+    UNION, EXCEPT and INTERSECT remove copies themselves."""
+    if isinstance(tree, exp.Select):
+        return [tree]
+    if isinstance(tree, exp.Union) and not tree.args.get("distinct"):
+        return _result_selects(tree.left) + _result_selects(tree.right)
+    return []
+
+
+def _own_aggregates(select: exp.Select) -> list[exp.AggFunc]:
+    """The aggregates of this SELECT, not of its subqueries."""
+    return [a for a in select.find_all(exp.AggFunc) if a.find_ancestor(exp.Select) is select]
 
 
 def _copies_ignored(select: exp.Select) -> bool:
-    """Copies of rows change nothing: SELECT DISTINCT, only aggregates that ignore them (MIN, MAX, DISTINCT),
-    or one row picked without aggregating (``ORDER BY ... LIMIT 1``: a copy of the first row is the first row)."""
-    if select.args.get("distinct") is not None:
+    """Copies of rows change nothing: SELECT DISTINCT or ``*``, a GROUP BY without aggregates, only aggregates
+    that ignore them (MIN, MAX, DISTINCT), or one row picked without aggregating (``ORDER BY ... LIMIT 1``)."""
+    if select.args.get("distinct") is not None or any(isinstance(e, exp.Star) for e in select.expressions):
         return True
-    aggregates = list(select.find_all(exp.AggFunc))
+    aggregates = _own_aggregates(select)
     if not aggregates:
-        if _deduplicated(select):
-            return True
         limit = select.args.get("limit")
-        return limit is not None and limit.expression is not None and limit.expression.name == "1"
+        one_row = limit is not None and limit.expression is not None and limit.expression.name == "1" \
+            and select.args.get("offset") is None
+        return select.args.get("group") is not None or one_row
     return all(isinstance(a, (exp.Min, exp.Max)) or isinstance(a.this, exp.Distinct) for a in aggregates)
 
 
@@ -135,7 +150,7 @@ def _inflates_count(select: exp.Select, alias: str, own: list[str], tables: dict
                     counted: set[str]) -> bool:
     """Under COUNT, the copied rows are what is counted unless the question counts another table's rows
     ("the number of concerts" while ``singer_in_concert`` is joined): only then are the copies a mistake."""
-    if not any(isinstance(a, exp.Count) for a in select.find_all(exp.AggFunc)):
+    if not any(isinstance(a, exp.Count) for a in _own_aggregates(select)):
         return True
     if any(_said(w, counted) for w in own) or _counts(tables[alias], counted):
         return False  # "how many department stores": the copied rows are the ones asked for
@@ -148,12 +163,22 @@ def _counts(table: Table, counted: set[str]) -> bool:
     return bool(name) and all(_said(w, counted) for w in name)
 
 
+def _shown(select: exp.Select, alias: str) -> str:
+    """The table as the query writes it (``concert AS T2``)."""
+    for source in [select.args.get("from_", select.args.get("from"))] + list(select.args.get("joins") or []):
+        table = source.this if source is not None else None
+        if isinstance(table, exp.Table) and table.alias_or_name.lower() == alias:
+            return f"{table.name} AS {table.alias}" if table.alias else table.name
+    return alias
+
+
 def fanout_joins(question: str, tree: exp.Expression, schema: DatabaseSchema) -> list[str]:
-    """The tables a query joins only to copy rows (see module doc), as the query names them. A SELECT whose
-    copies change nothing (:func:`_copies_ignored`) is not read."""
+    """The tables a query joins only to copy rows (see module doc), as the query names them. Only the SELECTs
+    whose rows are the answer are read (:func:`_result_selects`), and not one whose copies change nothing
+    (:func:`_copies_ignored`)."""
     question_words, counted = set(words(question)), _counted(question)
     found: list[str] = []
-    for select in tree.find_all(exp.Select):
+    for select in _result_selects(tree):
         if _copies_ignored(select):
             continue
         tables = _tables_of(select, schema)
@@ -170,5 +195,5 @@ def fanout_joins(question: str, tree: exp.Expression, schema: DatabaseSchema) ->
                 continue
             own = _own_words(alias, tables, columns)
             if not any(_said(w, question_words) for w in own) and _inflates_count(select, alias, own, tables, counted):
-                found.append(alias if alias == table.name.lower() else f"{table.name} AS {alias}")
+                found.append(_shown(select, alias))
     return found

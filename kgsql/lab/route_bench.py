@@ -8,8 +8,8 @@ the end; the user's default graph is never touched), builds the database index
 (``kgsql.route``), then routes every dev question whose database was ingested and prints
 top-1 / top-3 accuracy, p50 / p95 wall-clock milliseconds and mean CPU milliseconds per question for each mode: ``dense``,
 ``bm25``, ``exact`` and the default ``fused``. ``--history first|second`` first teaches every database a
-question log (the other half of dev, split as ``ingest --history-half`` splits it, and train_7000) and routes
-that half with the log and without it. ``--sweep`` also scores a grid of fusion
+question log (the other half of dev, split as ``ingest --history-half`` splits it, and train_7000) and
+routes the named half with the log and without it. ``--sweep`` also scores a grid of fusion
 weights and reciprocal-rank fusion (one encoding per question: signals are computed once),
 and the accuracy of the top database with the call close or clear at several margins.
 """
@@ -129,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=1,
                     help="encoder threads (default 1: on a shared machine wall time then measures one core)")
     args = ap.parse_args(argv)
+    if args.history and args.graph_dir:
+        print("route_bench: error: --history teaches the graph a log; give it a fresh temporary graph "
+              "(leave out --graph-dir)", file=sys.stderr)
+        return 1
     import torch
 
     torch.set_num_threads(max(1, args.threads))

@@ -5,8 +5,9 @@ are kept in the graph as its examples; a new question close in meaning to one a 
 likely about that database, even when its words fit several schemas ("How many singers do we have?" is
 ``singer`` or ``concert_singer`` by the schemas, the one whose log asks about singers by the log). The
 ``history`` signal of :class:`kgsql.route.router.DatabaseRouter` is, per database, the best cosine between
-the question and one of its past questions; a database with no log gets the mean of those with one (no log
-says nothing either way). The questions' vectors are cached privately per database, keyed by its questions.
+the question and one of its past questions, as z-scores among the databases with a log; a database with no
+log scores 0 (no log says nothing either way). The questions' vectors are cached privately per database,
+keyed by its questions.
 """
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ import numpy as np
 from kgsql.route.index import default_cache_dir, load_vectors, save_vectors
 from kgsql.text.encoder import Encoder
 
-__all__ = ["QuestionLog", "build_log", "graph_log_digest", "graph_questions"]
+__all__ = ["QuestionLog", "build_log", "graph_log_digest", "graph_questions", "log_scores"]
+
+#: The least spread (in cosine) the log's z-scores are taken over: it matters where few databases have a log;
+#: with all 163 of Spider's logged it left routing as it was (docs/eval.md, session 29).
+MIN_SPREAD = 0.05
 
 
 @dataclass
@@ -36,13 +41,23 @@ class QuestionLog:
         return int(len(self.owner))
 
     def best(self, question_vector: np.ndarray, databases: int) -> np.ndarray:
-        """Per database, the best cosine of the question with one of its past questions (the mean of the
-        others' where a database has none; zeros when no database has any)."""
+        """Per database, the best cosine of the question with one of its past questions; NaN where a database
+        has none (:func:`log_scores` turns that into "says nothing")."""
         out = np.full(databases, np.nan)
         if len(self):
             np.fmax.at(out, self.owner, self.vectors @ question_vector)
-        known = out[~np.isnan(out)]
-        return np.nan_to_num(out, nan=float(known.mean()) if known.size else 0.0)
+        return out
+
+
+def log_scores(best: np.ndarray) -> np.ndarray:
+    """The log's signal on the fused scale: z-scores among the databases that have a log, 0 for those without
+    (no log says nothing either way). The spread is at least :data:`MIN_SPREAD`: two logged databases whose
+    best questions differ by 0.001 in cosine must not become +1 and -1."""
+    known = best[~np.isnan(best)]
+    if known.size < 2:
+        return np.zeros_like(best)
+    z = (best - known.mean()) / max(float(known.std()), MIN_SPREAD)
+    return np.nan_to_num(z, nan=0.0)
 
 
 def graph_questions(store: Any) -> dict[str, list[str]]:
@@ -79,6 +94,7 @@ def build_log(encoder: Encoder, names: Sequence[str], questions: Mapping[str, It
         if vectors is None or len(vectors) != len(asked):
             vectors = encoder.encode_pooled(asked, is_query=True).astype(np.float32)
             vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            vectors = vectors.astype(np.float16).astype(np.float32)  # as the cache keeps them: one answer either way
             if use_cache:
                 save_vectors(path, vectors)
         blocks.append(vectors)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from kgsql.route.documents import fold
-from kgsql.route.history import QuestionLog
+from kgsql.route.history import QuestionLog, log_scores
 from kgsql.route.index import DatabaseIndex
 from kgsql.text.encoder import Encoder
 from kgsql.text.words import STOPWORDS
@@ -133,9 +133,9 @@ class DatabaseRouter:
         return out
 
     def history_signal(self, question: str, vector: np.ndarray | None = None) -> np.ndarray:
-        """Per database: the best cosine between the question and one of its past questions (zeros with no log)."""
+        """Per database: the best cosine between the question and one of its past questions (NaN without one)."""
         if self.history is None:
-            return np.zeros(len(self.index.documents))
+            return np.full(len(self.index.documents), np.nan)
         q = self._vector(question) if vector is None else vector
         return self.history.best(q / max(float(np.linalg.norm(q)), 1e-12), len(self.index.documents))
 
@@ -171,7 +171,8 @@ class DatabaseRouter:
         return out
 
     def signal(self, question: str, mode: str) -> np.ndarray:
-        return self.history_signal(question) if mode == "history" else getattr(self, mode)(question)
+        """One signal (``history``: on the fused scale, :func:`kgsql.route.history.log_scores`)."""
+        return log_scores(self.history_signal(question)) if mode == "history" else getattr(self, mode)(question)
 
     # ------------------------------------------------------------------ ranking
 
@@ -180,7 +181,8 @@ class DatabaseRouter:
         mode = mode or self.mode
         if mode != "fused":
             return signals[mode]
-        weighted = [self.weights[k] * _z(v) for k, v in signals.items() if self.weights.get(k)]
+        weighted = [self.weights[k] * (log_scores(v) if k == "history" else _z(v))
+                    for k, v in signals.items() if self.weights.get(k)]
         return np.sum(weighted, axis=0) if weighted else np.zeros(len(self.index.documents))
 
     def route(self, question: str, *, top: int | None = None) -> Routing:

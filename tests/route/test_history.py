@@ -10,7 +10,7 @@ from route_databases import CLOSE_CALL, make_databases
 from kgsql.graph.examples import save_examples
 from kgsql.mining.history import Pair, pair_id
 from kgsql.route.graph_router import GraphRouter
-from kgsql.route.history import QuestionLog, build_log, graph_questions
+from kgsql.route.history import QuestionLog, build_log, graph_questions, log_scores
 from kgsql.text.encoder import get_encoder
 
 TAG = "rh"  # databases of their own: teaching them must not change the other routing tests' graph
@@ -57,11 +57,17 @@ def test_the_log_is_read_from_the_graph_and_cached_by_its_questions(  # type: ig
     assert np.allclose(cached.vectors, log.vectors, atol=1e-3)
 
 
-def test_databases_without_a_log_score_the_mean() -> None:
-    log = QuestionLog(np.array([[1.0, 0.0], [0.0, 1.0]], np.float32), np.array([0, 2]))
-    best = log.best(np.array([1.0, 0.0], np.float32), 4)
-    assert best.tolist() == [1.0, 0.5, 0.0, 0.5]
-    assert QuestionLog(np.zeros((0, 2), np.float32), np.zeros(0, int)).best(np.ones(2), 3).tolist() == [0.0] * 3
+def test_databases_without_a_log_say_nothing_and_a_tiny_gap_stays_tiny() -> None:
+    log = QuestionLog(np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]], np.float32), np.array([0, 2, 3]))
+    best = log.best(np.array([1.0, 0.0], np.float32), 5)
+    assert np.isnan(best[1]) and np.isnan(best[4]) and np.allclose(best[[0, 2, 3]], [1.0, 0.0, 0.6])
+    scores = log_scores(best)
+    assert scores[1] == scores[4] == 0.0 and scores[0] > scores[3] > 0 > scores[2]
+    # two logged databases of 163 whose best questions differ by 0.001: not +1 / -1 on the fused scale
+    near = np.full(163, np.nan)
+    near[:2] = [0.7076, 0.7066]
+    assert np.abs(log_scores(near)).max() < 0.02
+    assert log_scores(np.full(3, np.nan)).tolist() == [0.0] * 3  # no log at all: nothing
 
 
 class _NoEncoding:
