@@ -32,16 +32,17 @@ def _name_words(name: str) -> set[str]:
     return {w for w in split_identifier(name) if w not in STOPWORDS and w not in _GENERIC and len(w) > 1}
 
 
+def _read_tables(select: exp.Select) -> list[exp.Table]:
+    """The tables this SELECT reads directly (its FROM and its JOINs), as written."""
+    sources = [select.args.get("from_", select.args.get("from"))] + list(select.args.get("joins") or [])
+    return [s.this for s in sources if s is not None and isinstance(s.this, exp.Table)]
+
+
 def _tables_of(select: exp.Select, schema: DatabaseSchema) -> dict[str, Table]:
     """alias (lower case) -> the schema table, for the tables this SELECT reads directly."""
     by_name = {t.name.lower(): t for t in schema.tables}
-    sources = [select.args.get("from_", select.args.get("from"))] + list(select.args.get("joins") or [])
-    out: dict[str, Table] = {}
-    for source in sources:
-        table = source.this if source is not None else None
-        if isinstance(table, exp.Table) and table.name.lower() in by_name:
-            out[table.alias_or_name.lower()] = by_name[table.name.lower()]
-    return out
+    return {table.alias_or_name.lower(): by_name[table.name.lower()] for table in _read_tables(select)
+            if table.name.lower() in by_name}
 
 
 def _owner(column: exp.Column, tables: dict[str, Table]) -> str | None:
@@ -165,9 +166,8 @@ def _counts(table: Table, counted: set[str]) -> bool:
 
 def _shown(select: exp.Select, alias: str) -> str:
     """The table as the query writes it (``concert AS T2``)."""
-    for source in [select.args.get("from_", select.args.get("from"))] + list(select.args.get("joins") or []):
-        table = source.this if source is not None else None
-        if isinstance(table, exp.Table) and table.alias_or_name.lower() == alias:
+    for table in _read_tables(select):
+        if table.alias_or_name.lower() == alias:
             return f"{table.name} AS {table.alias}" if table.alias else table.name
     return alias
 

@@ -97,13 +97,18 @@ def sweep(router: DatabaseRouter, questions: list[str], gold: list[str]) -> list
         if wd == wb == we == 0:
             continue
         router.weights = {"dense": wd, "bm25": wb, "exact": we}
-        ranked = [[names[i] for i in np.argsort(-router.combine(s, "fused"), kind="stable")[:3]] for s in signals]
+        ranked = _top3(names, [router.combine(s, "fused") for s in signals])
         rows.append({"fusion": "z", "dense": wd, "bm25": wb, "exact": we, **_accuracy(ranked, gold)})
     for k in (10, 60):
-        ranked = [[names[i] for i in np.argsort(-_rrf(s, k), kind="stable")[:3]] for s in signals]
+        ranked = _top3(names, [_rrf(s, k) for s in signals])
         rows.append({"fusion": f"rrf{k}", **_accuracy(ranked, gold)})
     router.weights = {"dense": 1.0, "bm25": 1.0, "exact": 1.0}
     return sorted(rows, key=lambda r: (-r["top1"], -r["top3"]))
+
+
+def _top3(names: list[str], scores: list[np.ndarray]) -> list[list[str]]:
+    """The three best databases by each question's scores (ties in index order)."""
+    return [[names[i] for i in np.argsort(-s, kind="stable")[:3]] for s in scores]
 
 
 def _rrf(signals: dict[str, np.ndarray], k: int) -> np.ndarray:
@@ -196,7 +201,8 @@ def _teach_log(graph: Any, spider: Path, dev: list[dict[str, Any]], present: set
         question = " ".join(q["question"].split())
         return Pair(pair_id(q["db_id"], q["question"], q["query"]), q["db_id"], question, q["query"])
 
-    halves = split_halves([pair(q) for q in dev])
+    dev_pairs = [pair(q) for q in dev]
+    halves = split_halves(dev_pairs)
     test_half, log_half = (halves[0], halves[1]) if tested == "first" else (halves[1], halves[0])
     train_log = json.loads((spider / "train_7000.json").read_text(encoding="utf-8"))
     train = [pair(q) for q in train_log if q["db_id"] in present]
@@ -207,7 +213,7 @@ def _teach_log(graph: Any, spider: Path, dev: list[dict[str, Any]], present: set
         save_examples(graph.store, db, pairs, "route_bench")
     logged = {p.id for p in log_half}
     wanted = {p.id for p in test_half if p.id not in logged}
-    return [q for q in dev if pair(q).id in wanted]
+    return [q for q, p in zip(dev, dev_pairs) if p.id in wanted]
 
 
 def _history_weights(router: DatabaseRouter, questions: list[str], gold: list[str]) -> list[dict[str, Any]]:
@@ -216,7 +222,7 @@ def _history_weights(router: DatabaseRouter, questions: list[str], gold: list[st
     names, rows = router.index.names, []
     for weight in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0):
         router.weights["history"] = weight
-        ranked = [[names[i] for i in np.argsort(-router.combine(s, "fused"), kind="stable")[:3]] for s in signals]
+        ranked = _top3(names, [router.combine(s, "fused") for s in signals])
         rows.append({"history": weight, **_accuracy(ranked, gold)})
     router.weights["history"] = HISTORY_WEIGHT
     return rows

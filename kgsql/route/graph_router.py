@@ -41,7 +41,7 @@ class GraphRouter:
     def router(self) -> DatabaseRouter:
         """The router over the graph's databases as they are now."""
         digests = [d for d in graph_databases(self.graph.store) if self.only is None or d[0] in self.only]
-        logs = graph_log_digest(self.graph.store)
+        logs = [d for d in graph_log_digest(self.graph.store) if self.only is None or d[0] in self.only]
         with self._lock:
             if self._router is None or (digests, logs) != self._digests:
                 index = build_index(self.encoder, digests, lambda name: self.graph.schema(name, knowledge=False),

@@ -63,10 +63,6 @@ def _load(path: Path, name: str, digest: str) -> tuple[DatabaseDocument, np.ndar
     return (doc, vectors) if (doc.name, doc.digest) == (name, digest) else None
 
 
-def _save(path: Path, doc: DatabaseDocument, vectors: np.ndarray) -> None:
-    save_vectors(path, vectors, meta=doc.to_dict())
-
-
 def save_vectors(path: Path, vectors: np.ndarray, meta: dict | None = None) -> None:
     """Vectors (float16) and an optional JSON ``meta`` in one ``.npz``: atomic (temp file + rename) and
     private; a read-only cache only costs encoding again."""
@@ -119,7 +115,8 @@ def build_index(encoder: Encoder, databases: list[tuple[str, str]], load_schema:
             found[doc.name] = (doc, vectors[start:start + n])
             start += n
             if use_cache:
-                _save(entry_path(folder, doc.name, entry_key(encoder.name, doc.digest)), doc, found[doc.name][1])
+                save_vectors(entry_path(folder, doc.name, entry_key(encoder.name, doc.digest)), found[doc.name][1],
+                             meta=doc.to_dict())
     documents = [found[name][0] for name, _ in databases]
     blocks = [found[name][1] for name, _ in databases]
     owner = np.concatenate([np.full(len(b), i, dtype=np.int64) for i, b in enumerate(blocks)]) if blocks \
