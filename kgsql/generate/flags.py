@@ -20,18 +20,21 @@ from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.dialects import dialect_of, sqlglot_name
 from kgsql.sql.names import parse_sql, reads_no_table
 from kgsql.text.measures import asked_quantities, named_quantity
-from kgsql.text.words import says_name
+from kgsql.text.words import STOPWORDS, says_name, singular_forms, split_identifier
 
 __all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_row", "other_measure", "question_literals",
-           "unused_literals", "unused_tables"]
+           "unused_columns", "unused_literals", "unused_tables"]
 
-FLAG_CODES = ("constant", "no-edge-join", "fanout-join", "unused-table", "unused-literal", "negation-by-row",
+FLAG_CODES = ("constant", "no-edge-join", "fanout-join", "unused-table", "unused-column", "unused-literal", "negation-by-row",
               "both-as-either", "other-measure", "empty-result", "null-result", "corrected", "failed")
 _QUOTED = re.compile(r"""(?:^|[\s(])["'“‘]([^"'”’]{1,80})["'”’]""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 #: A question that asks for what has none (``do not speak English``, ``without any``, ``never``).
 _NEGATION = re.compile(r"\b(?:not|no|none|never|without)\b|n't\b", re.I)
 _BOTH = re.compile(r"\bboth\b", re.I)
+#: Column name words that name no notion of their own ("other_student_details", "type_code", "num_of_ticket").
+_PLAIN_NAME_WORDS = frozenset("id ids name names code type number num count date year time value description title "
+                              "details detail other status info data".split())
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,45 @@ def unused_tables(question: str, used: Iterable[str], schema: DatabaseSchema) ->
     referenced = {fk.ref_table.lower() for fk in schema.foreign_keys if fk.table.lower() in used_lower}
     return [t.name for t in schema.tables
             if t.name.lower() not in used_lower | referenced and says_name(question, t.name)]
+
+
+def unused_columns(question: str, tree: exp.Expression, used: Iterable[str], schema: DatabaseSchema) -> list[str]:
+    """Columns of the tables the query reads that the question names and the query never uses:
+    "where English or Dutch is the *official* language" answered without ``countrylanguage.IsOfficial``.
+
+    ``used``: the tables the query reads. A column counts by its name's words, said one after another in the
+    question (any number), leaving out words that name no notion (``id``, ``type``, ``other``), words of how a
+    question asks (``highest``, ``total``: :data:`kgsql.generate.refusal.QUESTION_FORM_WORDS`) and words of a
+    table's name ("the dog's age" says ``Dogs``, not ``dog_id``). Not flagged: keys, declared or discovered (a
+    query stands for a row by any of them; the columns of a join mined from past queries are not keys), a column whose words a used column's name or a literal of the query holds, any column
+    of a query that shows ``*``."""
+    from kgsql.generate.refusal import QUESTION_FORM_WORDS
+
+    if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
+           for select in tree.find_all(exp.Select) for p in select.expressions):
+        return []
+    used_lower = {t.lower() for t in used}
+    referenced_lower = {c.name.lower() for c in tree.find_all(exp.Column)}
+    literals = " ".join(lit.name.lower() for lit in tree.find_all(exp.Literal))
+    declared = [fk for fk in schema.foreign_keys if fk.origin != "mined"]  # a mined join's columns are not keys
+    keys = {(fk.table.lower(), fk.column.lower()) for fk in declared}
+    keys |= {(fk.ref_table.lower(), fk.ref_column.lower()) for fk in declared}
+    table_words = {f for t in schema.tables for w in split_identifier(t.name) for f in singular_forms(w)}
+    tables = [t for t in schema.tables if t.name.lower() in used_lower]
+    held = {w for t in tables for c in t.columns if c.name.lower() in referenced_lower for w in split_identifier(c.name)}
+    out = []
+    for table in tables:
+        for column in table.columns:
+            name = column.name.lower()
+            if name in referenced_lower or column.is_primary_key or (table.name.lower(), name) in keys:
+                continue
+            notion = [w for w in split_identifier(column.name) if len(w) > 2 and w not in STOPWORDS
+                      and w not in _PLAIN_NAME_WORDS and w not in QUESTION_FORM_WORDS]
+            if not notion or all(singular_forms(w) & table_words or w in held or w in literals for w in notion):
+                continue
+            if says_name(question, "_".join(notion)):
+                out.append(f"{table.name}.{column.name}")
+    return out
 
 
 def negated_by_row(question: str, tree: exp.Expression) -> list[str]:
@@ -211,6 +253,8 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
         used = [t["table"] for t in explanation.tables]
         for table in unused_tables(question, used, schema):
             flags.append(Flag("unused-table", f"the question names table {table}, which the query does not use"))
+        for column in unused_columns(question, tree, used, schema)[:2]:
+            flags.append(Flag("unused-column", f"the question names column {column}, which the query does not use"))
         for table in fanout_joins(question, tree, schema):
             flags.append(Flag("fanout-join", f"the query joins {table} for none of its columns: each row is copied "
                                              f"once per matching row of {table}, which changes counts and sums"))

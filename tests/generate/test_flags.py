@@ -70,6 +70,22 @@ def test_a_question_literal_the_query_leaves_out(shop: Any) -> None:
     assert answered(shop, "Who lives in 'Oslo'?", 'SELECT name FROM customers WHERE city = "Oslo"').warnings == []
 
 
+def test_a_column_the_question_names_and_the_query_leaves_out(shop: Any) -> None:
+    answer = answered(shop, "What is the city of each customer with a shipped order?",
+                      "SELECT DISTINCT c.name FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id "
+                      "WHERE o.status = 'shipped'")
+    assert codes(answer) == ["unused-column"]
+    assert answer.warnings[0]["text"] == "the question names column customers.city, which the query does not use"
+    used = answered(shop, "What is the city of each customer with a shipped order?",
+                    "SELECT DISTINCT c.name, c.city FROM customers AS c JOIN orders AS o "
+                    "ON o.customer_id = c.customer_id WHERE o.status = 'shipped'")
+    # a key stands for its row (customer_id is "customer"), and a query that shows * leaves nothing out
+    by_key = answered(shop, "How many orders does each customer have?",
+                      "SELECT count(*) FROM orders GROUP BY order_id")
+    starred = answered(shop, "Show the status and the customer of every order.", "SELECT * FROM orders")
+    assert used.warnings == [] and by_key.warnings == [] and starred.warnings == []
+
+
 def test_a_negation_tested_row_by_row_across_a_join(shop: Any) -> None:
     # Ann has a shipped and an open order: "no open order" must leave her out, "status != 'open'" keeps her
     wrong = answered(shop, "Which customers have no open order?",
