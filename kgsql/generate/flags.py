@@ -16,17 +16,19 @@ from sqlglot import exp
 
 from kgsql.generate.explain import Explanation
 from kgsql.generate.fanout import fanout_joins
+from kgsql.generate.refusal import QUESTION_FORM_WORDS
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.dialects import dialect_of, sqlglot_name
 from kgsql.sql.names import parse_sql, reads_no_table
 from kgsql.text.measures import asked_quantities, named_quantity
 from kgsql.text.words import STOPWORDS, says_name, singular_forms, split_identifier
 
-__all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_row", "other_measure", "question_literals",
-           "unused_columns", "unused_literals", "unused_tables"]
+__all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_row", "other_measure",
+           "question_literals", "unused_columns", "unused_literals", "unused_tables"]
 
-FLAG_CODES = ("constant", "no-edge-join", "fanout-join", "unused-table", "unused-column", "unused-literal", "negation-by-row",
-              "both-as-either", "other-measure", "empty-result", "null-result", "corrected", "failed")
+FLAG_CODES = ("constant", "no-edge-join", "fanout-join", "unused-table", "unused-column", "unused-literal",
+              "negation-by-row", "both-as-either", "other-measure", "empty-result", "null-result", "corrected",
+              "failed")
 _QUOTED = re.compile(r"""(?:^|[\s(])["'“‘]([^"'”’]{1,80})["'”’]""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 #: A question that asks for what has none (``do not speak English``, ``without any``, ``never``).
@@ -105,10 +107,9 @@ def unused_columns(question: str, tree: exp.Expression, used: Iterable[str], sch
     question (any number), leaving out words that name no notion (``id``, ``type``, ``other``), words of how a
     question asks (``highest``, ``total``: :data:`kgsql.generate.refusal.QUESTION_FORM_WORDS`) and words of a
     table's name ("the dog's age" says ``Dogs``, not ``dog_id``). Not flagged: keys, declared or discovered (a
-    query stands for a row by any of them; the columns of a join mined from past queries are not keys), a column whose words a used column's name or a literal of the query holds, any column
-    of a query that shows ``*``."""
-    from kgsql.generate.refusal import QUESTION_FORM_WORDS
-
+    query stands for a row by any of them; the columns of a join mined from past queries are not keys), a
+    column whose words a used column's name or a literal of the query holds, any column of a query that shows
+    ``*``."""
     if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
            for select in tree.find_all(exp.Select) for p in select.expressions):
         return []
@@ -120,7 +121,8 @@ def unused_columns(question: str, tree: exp.Expression, used: Iterable[str], sch
     keys |= {(fk.ref_table.lower(), fk.ref_column.lower()) for fk in declared}
     table_words = {f for t in schema.tables for w in split_identifier(t.name) for f in singular_forms(w)}
     tables = [t for t in schema.tables if t.name.lower() in used_lower]
-    held = {w for t in tables for c in t.columns if c.name.lower() in referenced_lower for w in split_identifier(c.name)}
+    held = {w for t in tables for c in t.columns if c.name.lower() in referenced_lower
+            for w in split_identifier(c.name)}
     out = []
     for table in tables:
         for column in table.columns:
