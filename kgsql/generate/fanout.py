@@ -80,8 +80,10 @@ def _unique(table: Table, column: str, schema: DatabaseSchema) -> bool:
 
 
 def _forms(word: str) -> set[str]:
-    """The word and what it is without one ending of :data:`_ENDINGS` (three letters left at least)."""
-    return {word} | {word[:-len(e)] for e in _ENDINGS if word.endswith(e) and len(word) - len(e) >= 3}
+    """The word, what it is without one ending of :data:`_ENDINGS` (three letters left at least), and a
+    plural's "-ies" as "-y" ("companies": ``company``)."""
+    forms = {word} | {word[:-len(e)] for e in _ENDINGS if word.endswith(e) and len(word) - len(e) >= 3}
+    return forms | ({word[:-3] + "y"} if word.endswith("ies") and len(word) > 4 else set())
 
 
 def _said(name_word: str, question_words: set[str]) -> bool:

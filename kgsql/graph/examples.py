@@ -14,7 +14,8 @@ from kgsql.graph.store import GraphStore
 
 def save_examples(store: GraphStore, database: str, pairs: Iterable[Any], source: str) -> int:
     """Store ``pairs`` (``id``, ``question``, ``sql``) as examples of ``database``; returns how many."""
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    # to the microsecond: routing's log digest (count, latest) must see one removed and another added at once
+    now = datetime.now(timezone.utc).isoformat(timespec="microseconds")
     rows = [{"key": f"{database}/{p.id}", "database": database, "question": p.question, "sql": p.sql,
              "source": source, "added": now} for p in pairs]
 

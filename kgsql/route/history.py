@@ -6,8 +6,8 @@ likely about that database, even when its words fit several schemas ("How many s
 ``singer`` or ``concert_singer`` by the schemas, the one whose log asks about singers by the log). The
 ``history`` signal of :class:`kgsql.route.router.DatabaseRouter` is, per database, the best cosine between
 the question and one of its past questions, as z-scores among the databases with a log; a database with no
-log scores 0 (no log says nothing either way). The questions' vectors are cached privately per database,
-keyed by its questions.
+log scores 0 (no log says nothing either way). The questions' vectors are cached privately, one file per
+database holding each question with its vector, so a log that grows encodes only its new questions.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from kgsql.route.index import default_cache_dir, load_vectors, save_vectors
+from kgsql.route.index import default_cache_dir, load_entry, save_vectors
 from kgsql.text.encoder import Encoder
 
 __all__ = ["QuestionLog", "build_log", "graph_log_digest", "graph_questions", "log_scores"]
@@ -69,19 +69,39 @@ def graph_questions(store: Any) -> dict[str, list[str]]:
 
 
 def graph_log_digest(store: Any) -> list[tuple[str, int, str]]:
-    """(database, examples, latest added) per database: changes when a log grows or shrinks."""
+    """(database, examples, latest added) per database: changes when a log grows or shrinks, or an example is
+    removed and another added (``added`` is written to the microsecond)."""
     return [(r["database"], int(r["examples"]), str(r["latest"])) for r in store.run("examples_digest")]
 
 
-def _key(encoder: Encoder, questions: Sequence[str]) -> str:
-    blob = json.dumps([encoder.name, list(questions)], ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+def _entry(folder: Path, encoder: Encoder, database: str) -> Path:
+    key = hashlib.sha256(json.dumps([encoder.name, database], ensure_ascii=False).encode()).hexdigest()[:20]
+    return folder / f"{key}.npz"
+
+
+def _database_vectors(encoder: Encoder, asked: list[str], path: Path, use_cache: bool) -> np.ndarray:
+    """The vectors of one database's questions: those the cache holds are read, only new ones encoded (a
+    ``learn`` of one pair encodes one question, not the whole log), and the cache is rewritten when any were."""
+    entry = load_entry(path) if use_cache else None
+    known: dict[str, np.ndarray] = {}
+    if entry is not None and len(entry[0]) == len(entry[1].get("questions", ())):
+        known = dict(zip(entry[1]["questions"], entry[0]))
+    fresh = list(dict.fromkeys(q for q in asked if q not in known))
+    if fresh:
+        vectors = encoder.encode_pooled(fresh, is_query=True).astype(np.float32)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        known.update(zip(fresh, vectors.astype(np.float16).astype(np.float32)))  # as the cache keeps them
+    out = np.stack([known[q] for q in asked])
+    if use_cache and (fresh or entry is None or len(known) != len(set(asked))):
+        kept = list(dict.fromkeys(asked))
+        save_vectors(path, np.stack([known[q] for q in kept]), meta={"questions": kept})
+    return out
 
 
 def build_log(encoder: Encoder, names: Sequence[str], questions: Mapping[str, Iterable[str]], *,
               cache_dir: Path | None = None, use_cache: bool = True) -> QuestionLog:
-    """The question log of the databases ``names`` (in the router's order); only databases whose questions
-    are not cached yet are encoded."""
+    """The question log of the databases ``names`` (in the router's order); a question already cached for its
+    database is read back, only new ones are encoded."""
     folder = (cache_dir or default_cache_dir()) / "log"
     blocks: list[np.ndarray] = []
     owners: list[np.ndarray] = []
@@ -89,14 +109,7 @@ def build_log(encoder: Encoder, names: Sequence[str], questions: Mapping[str, It
         asked = [" ".join(q.split()) for q in questions.get(name, ()) if q and q.strip()]
         if not asked:
             continue
-        path = folder / f"{_key(encoder, asked)}.npz"
-        vectors = load_vectors(path) if use_cache else None
-        if vectors is None or len(vectors) != len(asked):
-            vectors = encoder.encode_pooled(asked, is_query=True).astype(np.float32)
-            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-            vectors = vectors.astype(np.float16).astype(np.float32)  # as the cache keeps them: one answer either way
-            if use_cache:
-                save_vectors(path, vectors)
+        vectors = _database_vectors(encoder, asked, _entry(folder, encoder, name), use_cache)
         blocks.append(vectors)
         owners.append(np.full(len(vectors), i, dtype=np.int64))
     if not blocks:

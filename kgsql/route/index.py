@@ -54,13 +54,14 @@ def entry_path(cache_dir: Path, name: str, key: str) -> Path:
 
 
 def _load(path: Path, name: str, digest: str) -> tuple[DatabaseDocument, np.ndarray] | None:
-    try:
-        with np.load(path) as z:
-            doc = DatabaseDocument.from_dict(json.loads(bytes(z["meta"]).decode()))
-            vectors = z["vectors"].astype(np.float32)
-    except (OSError, ValueError, KeyError):
+    entry = load_entry(path)
+    if entry is None:
         return None
-    return (doc, vectors) if (doc.name, doc.digest) == (name, digest) else None
+    try:
+        doc = DatabaseDocument.from_dict(entry[1])
+    except (KeyError, TypeError):
+        return None
+    return (doc, entry[0]) if (doc.name, doc.digest) == (name, digest) else None
 
 
 def save_vectors(path: Path, vectors: np.ndarray, meta: dict | None = None) -> None:
@@ -81,11 +82,12 @@ def save_vectors(path: Path, vectors: np.ndarray, meta: dict | None = None) -> N
         pass
 
 
-def load_vectors(path: Path) -> np.ndarray | None:
-    """The vectors :func:`save_vectors` wrote (float32), or None when the file is missing or unreadable."""
+def load_entry(path: Path) -> tuple[np.ndarray, dict] | None:
+    """The vectors (float32) and the ``meta`` :func:`save_vectors` wrote, or None when the file is missing or
+    unreadable."""
     try:
         with np.load(path) as z:
-            return z["vectors"].astype(np.float32)
+            return z["vectors"].astype(np.float32), json.loads(bytes(z["meta"]).decode())
     except (OSError, ValueError, KeyError):
         return None
 

@@ -191,6 +191,11 @@ class DatabaseRouter:
             from kgsql.errors import InputError
 
             raise InputError("no database to route to: the graph is empty (run kgsql ingest first)")
+        if self.mode == "history" and self.history is None:
+            from kgsql.errors import InputError
+
+            raise InputError("routing mode 'history' needs a question log: no database was taught questions "
+                             "(ingest --history or learn)")
         t0 = time.perf_counter()
         signals = self.signals(question) if self.mode == "fused" else {self.mode: self.signal(question, self.mode)}
         scores = self.combine(signals)

@@ -71,3 +71,10 @@ def test_copied_rows_of_a_plain_select_are_flagged(shop: Any) -> None:
     sql = f"SELECT c.name, o.status {THREE_TABLES} WHERE c.city = 'Oslo'"
     assert fanout_joins("List the status of every order of the customers in Oslo.", parse_sql(sql, "sqlite"), shop) \
         == ["payments AS p"]
+
+
+def test_a_plural_in_ies_names_its_table() -> None:
+    from kgsql.generate.fanout import _said
+
+    # "the legality status of these cards" asks for `legalities`: the join is what the question wants
+    assert _said("legalities", {"legality"}) and _said("company", {"companies"}) and not _said("count", {"country"})

@@ -7,10 +7,12 @@ import pytest
 
 from route_databases import CLOSE_CALL, make_databases
 
-from kgsql.graph.examples import save_examples
+from kgsql.errors import InputError
+from kgsql.graph.examples import list_examples, remove_examples, save_examples
 from kgsql.mining.history import Pair, pair_id
 from kgsql.route.graph_router import GraphRouter
-from kgsql.route.history import QuestionLog, build_log, graph_questions, log_scores
+from kgsql.route.history import QuestionLog, build_log, graph_log_digest, graph_questions, log_scores
+from kgsql.route.router import DatabaseRouter
 from kgsql.text.encoder import get_encoder
 
 TAG = "rh"  # databases of their own: teaching them must not change the other routing tests' graph
@@ -57,6 +59,38 @@ def test_the_log_is_read_from_the_graph_and_cached_by_its_questions(  # type: ig
     assert np.allclose(cached.vectors, log.vectors, atol=1e-3)
 
 
+def test_a_growing_log_encodes_only_its_new_questions(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    encoder = _Counting(get_encoder())
+    first = {"lighthouse": ["Who kept the Longships light?", "Which coast is Bell Rock on?"]}
+    log = build_log(encoder, ["lighthouse"], first, cache_dir=tmp_path)
+    assert encoder.encoded == 2
+    grown = {"lighthouse": [*first["lighthouse"], "How tall is Eddystone?"]}
+    again = build_log(encoder, ["lighthouse"], grown, cache_dir=tmp_path)
+    assert encoder.encoded == 3 and len(again) == 3  # one new question, one encoding
+    assert np.allclose(again.vectors[:2], log.vectors, atol=1e-3)
+    shrunk = {"lighthouse": grown["lighthouse"][1:]}
+    assert len(build_log(encoder, ["lighthouse"], shrunk, cache_dir=tmp_path)) == 2 and encoder.encoded == 3
+
+
+def test_the_digest_sees_one_example_removed_and_another_added_at_once(  # type: ignore[no-untyped-def]
+        schema_graph, observatories):
+    names, _router = observatories
+    db = names["apiary"]
+    teach(schema_graph, db, ["How much honey did the hives give?", "Which hive swarmed?"])
+    before = [d for d in graph_log_digest(schema_graph.store) if d[0] == db]
+    gone = [e["key"] for e in list_examples(schema_graph.store, db) if e["question"] == "Which hive swarmed?"]
+    assert remove_examples(schema_graph.store, db, gone) == 1
+    teach(schema_graph, db, ["Which queen is the oldest?"])  # same count, within the same second
+    after = [d for d in graph_log_digest(schema_graph.store) if d[0] == db]
+    assert before[0][1] == after[0][1] == 2 and before != after
+
+
+def test_routing_by_the_log_alone_needs_a_log(observatories) -> None:  # type: ignore[no-untyped-def]
+    _names, router = observatories
+    with pytest.raises(InputError, match="needs a question log"):
+        DatabaseRouter(router.router().index, get_encoder(), mode="history").route(CLOSE_CALL)
+
+
 def test_databases_without_a_log_say_nothing_and_a_tiny_gap_stays_tiny() -> None:
     log = QuestionLog(np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]], np.float32), np.array([0, 2, 3]))
     best = log.best(np.array([1.0, 0.0], np.float32), 5)
@@ -78,3 +112,14 @@ class _NoEncoding:
 
     def encode_pooled(self, *_a, **_k):  # type: ignore[no-untyped-def]
         pytest.fail("the cached log was encoded again")
+
+
+class _Counting:
+    """The real encoder, counting the texts it encodes."""
+
+    def __init__(self, encoder) -> None:  # type: ignore[no-untyped-def]
+        self.encoder, self.name, self.dim, self.encoded = encoder, encoder.name, encoder.dim, 0
+
+    def encode_pooled(self, texts, **kwargs):  # type: ignore[no-untyped-def]
+        self.encoded += len(texts)
+        return self.encoder.encode_pooled(texts, **kwargs)
