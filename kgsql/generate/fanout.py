@@ -16,7 +16,7 @@ from sqlglot import exp
 from kgsql.schema.model import DatabaseSchema, Table
 from kgsql.text.words import STOPWORDS, split_identifier, words
 
-__all__ = ["fanout_joins"]
+__all__ = ["fanout_joins", "result_selects"]
 
 #: Name words that say nothing of what a table holds (``has_pet``'s "has" is in STOPWORDS already).
 _GENERIC = frozenset({"id", "ids", "ref", "info", "detail", "details", "list", "data", "record", "records"})
@@ -105,14 +105,14 @@ def _own_words(alias: str, tables: dict[str, Table], columns: list[exp.Column]) 
     return [w for w in _name_words(tables[alias].name) if not any(_forms(w) & _forms(o) for o in others)]
 
 
-def _result_selects(tree: exp.Expression) -> list[exp.Select]:
+def result_selects(tree: exp.Expression) -> list[exp.Select]:
     """The SELECTs whose rows are the answer: the query's own, or each side of a UNION ALL. A subquery's
     copies may be what an outer DISTINCT, GROUP BY, IN or COUNT(DISTINCT) removes, so subqueries are not read;
     UNION, EXCEPT and INTERSECT remove copies themselves."""
     if isinstance(tree, exp.Select):
         return [tree]
     if isinstance(tree, exp.Union) and not tree.args.get("distinct"):
-        return _result_selects(tree.left) + _result_selects(tree.right)
+        return result_selects(tree.left) + result_selects(tree.right)
     return []
 
 
@@ -176,11 +176,11 @@ def _shown(select: exp.Select, alias: str) -> str:
 
 def fanout_joins(question: str, tree: exp.Expression, schema: DatabaseSchema) -> list[str]:
     """The tables a query joins only to copy rows (see module doc), as the query names them. Only the SELECTs
-    whose rows are the answer are read (:func:`_result_selects`), and not one whose copies change nothing
+    whose rows are the answer are read (:func:`result_selects`), and not one whose copies change nothing
     (:func:`_copies_ignored`)."""
     question_words, counted = set(words(question)), _counted(question)
     found: list[str] = []
-    for select in _result_selects(tree):
+    for select in result_selects(tree):
         if _copies_ignored(select):
             continue
         tables = _tables_of(select, schema)

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Sequence
 from sqlglot import exp
 
 from kgsql.generate.explain import Explanation
+from kgsql.generate.degenerate import counts_per_unique_key, echoed_columns, text_for_numbers
 from kgsql.generate.fanout import fanout_joins
 from kgsql.generate.refusal import QUESTION_FORM_WORDS
 from kgsql.schema.model import DatabaseSchema
@@ -27,8 +28,8 @@ __all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_r
            "question_literals", "unused_columns", "unused_literals", "unused_tables"]
 
 FLAG_CODES = ("constant", "no-edge-join", "fanout-join", "unused-table", "unused-column", "unused-literal",
-              "negation-by-row", "both-as-either", "other-measure", "empty-result", "null-result", "corrected",
-              "failed")
+              "negation-by-row", "both-as-either", "other-measure", "echo", "count-per-unique", "text-for-number",
+              "empty-result", "null-result", "corrected", "failed")
 _QUOTED = re.compile(r"""(?:^|[\s(])["'“‘]([^"'”’]{1,80})["'”’]""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 #: A question that asks for what has none (``do not speak English``, ``without any``, ``never``).
@@ -218,6 +219,22 @@ def other_measure(question: str, tree: exp.Expression, dialect: str | None = Non
     return said[0], key.sql(dialect=dialect, normalize_functions=False), quantity  # as the model wrote it
 
 
+def _degenerate(tree: exp.Expression, schema: DatabaseSchema) -> list[Flag]:
+    """The flags of :mod:`kgsql.generate.degenerate`: answers the query's form decides."""
+    flags: list[Flag] = []
+    echoed = echoed_columns(tree)
+    if echoed:
+        flags.append(Flag("echo", f"the query shows only {', '.join(echoed[:3])}, which its WHERE fixes to a "
+                                  "value: the answer repeats the question"))
+    for column in counts_per_unique_key(tree, schema)[:1]:
+        flags.append(Flag("count-per-unique", f"the query counts rows per {column}, which is unique: every "
+                                              "count is 1"))
+    for column, word in text_for_numbers(tree, schema)[:1]:
+        flags.append(Flag("text-for-number", f"the query compares {column}, which holds numbers, with the text "
+                                             f"'{word}': it matches nothing"))
+    return flags
+
+
 def _empty_or_null(rows: Sequence[Sequence[Any]], error: str | None) -> list[Flag]:
     if error:
         return []
@@ -276,6 +293,7 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
         if ranked:
             flags.append(Flag("other-measure", f"the question asks for the {ranked[0]}, and the query ranks by "
                                                f"{ranked[1]}, which measures {ranked[2]}"))
+        flags += _degenerate(tree, schema)
     flags += _empty_or_null(rows, error)
     if sql and rounds > 1 and first_sql and _normal(first_sql, dialect) != _normal(sql, dialect):
         flags.append(Flag("corrected", f"self-correction rewrote the model's first query ({rounds} generations)"))

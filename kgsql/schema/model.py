@@ -62,6 +62,16 @@ class Column:
         return self.spatial is not None
 
     @property
+    def holds_numbers(self) -> bool:
+        """Does the column hold numbers? By the values ingest saw where it saw at least two (Spider's
+        ``car_makers.country`` is declared TEXT and holds ``1``, ``2``, ``3``), else by the declared type's
+        SQLite affinity (INT, REAL, FLOA, DOUB, NUM, DEC)."""
+        known = [str(v).strip() for v in [*self.value_examples, *self.stats.sample] if str(v).strip()]
+        if len(known) >= 2:
+            return all(_is_number(v) for v in known)
+        return any(part in self.type.upper() for part in ("INT", "REAL", "FLOA", "DOUB", "NUM", "DEC"))
+
+    @property
     def value_meaning(self) -> ValueMeaning:
         """Codes, closed value list, unit, missing markers and date format read from the
         column's value explanation (parsed on each read, so the text stays the one source)."""
@@ -169,3 +179,11 @@ class DatabaseSchema:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -81,7 +81,7 @@ def test_a_column_the_question_names_and_the_query_leaves_out(shop: Any) -> None
                     "ON o.customer_id = c.customer_id WHERE o.status = 'shipped'")
     # a key stands for its row (customer_id is "customer"), and a query that shows * leaves nothing out
     by_key = answered(shop, "How many orders does each customer have?",
-                      "SELECT count(*) FROM orders GROUP BY order_id")
+                      "SELECT count(*) FROM orders GROUP BY customer_id")
     starred = answered(shop, "Show the status and the customer of every order.", "SELECT * FROM orders")
     assert used.warnings == [] and by_key.warnings == [] and starred.warnings == []
 
@@ -149,7 +149,7 @@ def test_a_failed_query_is_flagged_and_still_explained(shop: Any) -> None:
 
 
 def test_the_answer_shows_them_in_its_repr_and_notebook_html(shop: Any) -> None:
-    answer = answered(shop, "Which city has customers?", "SELECT city FROM customers WHERE city = 'Paris'")
+    answer = answered(shop, "Which customers live in Paris?", "SELECT name FROM customers WHERE city = 'Paris'")
     assert "warnings=['empty-result']" in repr(answer)
     html = answer._repr_html_()
     assert "the query returned no rows" in html and "<details><summary>What the query does</summary>" in html

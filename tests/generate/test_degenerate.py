@@ -1,0 +1,59 @@
+"""Answers the query's form decides (``echo``, ``count-per-unique``, ``text-for-number``), on the real shop
+file through the review every answer gets."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kgsql.schema.model import Column, ColumnStats
+from shop_db import shop_schema
+from test_flags import answered, codes
+
+
+@pytest.fixture(scope="module")
+def shop(schema_graph: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return shop_schema(schema_graph, tmp_path_factory.mktemp("shop"), "degenerate_shop")
+
+
+def test_an_answer_that_repeats_the_question_is_flagged(shop: Any) -> None:
+    echo = answered(shop, "Describe the customers of Oslo.", "SELECT city FROM customers WHERE city = 'Oslo'")
+    assert echo.rows == [("Oslo",), ("Oslo",)] and codes(echo) == ["echo"]
+    assert echo.warnings[0]["text"] == ("the query shows only city, which its WHERE fixes to a value: the answer "
+                                        "repeats the question")
+    names = answered(shop, "Describe the customers of Oslo.", "SELECT name FROM customers WHERE city = 'Oslo'")
+    counted = answered(shop, "How many customers live in Oslo?",
+                       "SELECT city, count(*) FROM customers WHERE city = 'Oslo' GROUP BY city")
+    assert names.warnings == [] and counted.warnings == []
+
+
+def test_rows_counted_per_the_primary_key_are_flagged(shop: Any) -> None:
+    per_key = answered(shop, "Which customer id appears most often?",
+                       "SELECT customer_id FROM customers GROUP BY customer_id ORDER BY count(*) DESC LIMIT 1")
+    assert codes(per_key) == ["count-per-unique"]
+    assert per_key.warnings[0]["text"] == ("the query counts rows per customers.customer_id, which is unique: "
+                                           "every count is 1")
+    # counted where the key repeats, or across a join: the counts mean something
+    orders = answered(shop, "Which customer placed the most orders?",
+                      "SELECT customer_id FROM orders GROUP BY customer_id ORDER BY count(*) DESC LIMIT 1")
+    joined = answered(shop, "Which customer placed the most orders?",
+                      "SELECT c.name FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id "
+                      "GROUP BY c.customer_id ORDER BY count(*) DESC LIMIT 1")
+    assert orders.warnings == [] and joined.warnings == [] and joined.rows == [("Ann",)]
+
+
+def test_a_number_column_compared_with_a_word_is_flagged(shop: Any) -> None:
+    answer = answered(shop, "How many orders did Ann place?", "SELECT count(*) FROM orders WHERE customer_id = 'Ann'")
+    assert answer.rows == [(0,)] and codes(answer) == ["text-for-number"]
+    assert answer.warnings[0]["text"] == ("the query compares orders.customer_id, which holds numbers, with the "
+                                          "text 'Ann': it matches nothing")
+    quoted_number = answered(shop, "How many orders did customer 1 place?",
+                             "SELECT count(*) FROM orders WHERE customer_id = '1'")
+    assert quoted_number.warnings == []
+
+
+def test_what_holds_numbers_is_read_from_the_values_before_the_type() -> None:
+    keys_as_text = Column("country", "TEXT", value_examples=["1", "2"], stats=ColumnStats(sample=["3"]))
+    words_in_an_int = Column("flag", "INTEGER", value_examples=["T", "F"])
+    assert keys_as_text.holds_numbers and not words_in_an_int.holds_numbers
+    assert Column("price", "DECIMAL(10,2)").holds_numbers and not Column("name", "TEXT").holds_numbers
