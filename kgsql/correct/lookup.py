@@ -25,8 +25,9 @@ query is an ordinary candidate: checked and run like any other.
 
 The same knowledge rewrites a key compared with a label before the query
 runs (:func:`labels_through_keys`): ``alignment_id = 'Bad'`` runs and matches
-nothing, since the key holds numbers; it becomes ``alignment_id IN (SELECT id
-FROM alignment WHERE alignment = 'Bad')``.
+nothing, since the key holds numbers (read from its values: Spider's
+``car_makers.country`` is declared TEXT); it becomes ``alignment_id IN
+(SELECT id FROM alignment WHERE alignment = 'Bad')``.
 
 And a key shown as the answer (:func:`labels_for_shown_keys`): asked
 "what is Abomination's eye colour?", small models answer ``SELECT eye_colour_id
@@ -135,8 +136,9 @@ def _label_subquery(schema: DatabaseSchema, fk: ForeignKey, literals: list[exp.E
 
 
 def labels_through_keys(ctx: CheckContext, sql: str) -> str | None:
-    """``sql`` with each integer foreign key compared with text (``alignment_id = 'Bad'``) compared
-    through its lookup table's label instead; None when nothing applies."""
+    """``sql`` with each foreign key that holds numbers (:attr:`Column.holds_numbers`: by its values, so a
+    key declared TEXT counts too) compared with text (``alignment_id = 'Bad'``) compared through its lookup
+    table's label instead; None when nothing applies."""
     keys = {(fk.table.lower(), fk.column.lower()): fk for fk in ctx.schema.foreign_keys}
 
     def through_labels(tree: exp.Expression) -> bool:
@@ -150,7 +152,7 @@ def labels_through_keys(ctx: CheckContext, sql: str) -> str | None:
             else:
                 column, literals = node.expression, [node.this]
             found = columns.get(id(column)) if isinstance(column, exp.Column) else None
-            if found is None or "INT" not in found[1].type.upper() or not literals or not all(
+            if found is None or not found[1].holds_numbers or not literals or not all(
                     isinstance(lit, exp.Literal) and lit.is_string and not _is_number(lit.this) for lit in literals):
                 continue
             fk = keys.get((found[0].lower(), found[1].name.lower()))
