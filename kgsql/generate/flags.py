@@ -14,8 +14,8 @@ from typing import Any, Iterable, Sequence
 
 from sqlglot import exp
 
-from kgsql.generate.explain import Explanation
 from kgsql.generate.degenerate import counts_per_unique_key, echoed_columns, text_for_numbers
+from kgsql.generate.explain import Explanation
 from kgsql.generate.fanout import fanout_joins
 from kgsql.generate.refusal import QUESTION_FORM_WORDS
 from kgsql.schema.model import DatabaseSchema
