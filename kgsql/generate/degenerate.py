@@ -9,6 +9,8 @@ return rows and still say nothing.
   each group is one row, so every count is 1 and the ranking is arbitrary.
 * **text for a number**: a column whose stored values are all numbers compared with a word
   (``car_makers.country = 'france'`` where ``country`` holds the key of ``countries``): it matches nothing.
+* **unlinked join**: a table joined with no condition that ties it to another table of the SELECT
+  (``JOIN Owners AS T2 ON T2.owner_id = T2.owner_id``): every row is paired with every row of the rest.
 
 Each reads the SQL (sqlglot) and the schema as ingest saw it (keys, value examples); no model is called.
 """
@@ -20,7 +22,7 @@ from kgsql.generate.fanout import result_selects
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.names import SchemaNames, resolved_columns
 
-__all__ = ["counts_per_unique_key", "echoed_columns", "text_for_numbers"]
+__all__ = ["counts_per_unique_key", "echoed_columns", "text_for_numbers", "unlinked_joins"]
 
 
 def _conjuncts(where: exp.Expression | None) -> list[exp.Expression]:
@@ -95,4 +97,25 @@ def text_for_numbers(tree: exp.Expression, schema: DatabaseSchema) -> list[tuple
                  and any(ch.isalpha() for ch in lit.this)]
         if found is not None and words and found[1].holds_numbers:
             out.append((f"{found[0]}.{found[1].name}", words[0]))
+    return out
+
+
+def unlinked_joins(tree: exp.Expression) -> list[str]:
+    """The joined tables (as written) that no condition of the SELECT (any ON clause, any part of its WHERE)
+    ties to another of its tables: each is a cross product. A condition with an unqualified column might be
+    the tie, so such a SELECT is left alone, and so is one that joins with USING."""
+    out: list[str] = []
+    for select in tree.find_all(exp.Select):
+        joins = select.args.get("joins") or []
+        if any(j.args.get("using") for j in joins):
+            continue
+        tests = _conjuncts(select.args.get("where")) + [t for j in joins for t in _conjuncts(j.args.get("on"))]
+        columns = [[c for c in t.find_all(exp.Column) if c.find_ancestor(exp.Select) is select] for t in tests]
+        if any(not c.table for cols in columns for c in cols):
+            continue
+        qualifiers = [{c.table.lower() for c in cols} for cols in columns]
+        for join in joins:
+            alias = join.this.alias_or_name.lower() if isinstance(join.this, exp.Table) else None
+            if alias and not any(alias in q and len(q) >= 2 for q in qualifiers):
+                out.append(join.this.sql())
     return out

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Sequence
 
 from sqlglot import exp
 
-from kgsql.generate.degenerate import counts_per_unique_key, echoed_columns, text_for_numbers
+from kgsql.generate.degenerate import counts_per_unique_key, echoed_columns, text_for_numbers, unlinked_joins
 from kgsql.generate.explain import Explanation
 from kgsql.generate.fanout import fanout_joins
 from kgsql.generate.refusal import QUESTION_FORM_WORDS
@@ -27,9 +27,9 @@ from kgsql.text.words import STOPWORDS, says_name, singular_forms, split_identif
 __all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_row", "other_measure",
            "question_literals", "unused_columns", "unused_literals", "unused_tables"]
 
-FLAG_CODES = ("constant", "no-edge-join", "fanout-join", "unused-table", "unused-column", "unused-literal",
-              "negation-by-row", "both-as-either", "other-measure", "echo", "count-per-unique", "text-for-number",
-              "empty-result", "null-result", "corrected", "failed")
+FLAG_CODES = ("constant", "no-edge-join", "unlinked-join", "fanout-join", "unused-table", "unused-column",
+              "unused-literal", "negation-by-row", "both-as-either", "other-measure", "echo", "count-per-unique",
+              "text-for-number", "empty-result", "null-result", "corrected", "failed")
 _QUOTED = re.compile(r"""(?:^|[\s(])["'“‘]([^"'”’]{1,80})["'”’]""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 #: A question that asks for what has none (``do not speak English``, ``without any``, ``never``).
@@ -229,6 +229,9 @@ def _degenerate(tree: exp.Expression, schema: DatabaseSchema) -> list[Flag]:
     for column in counts_per_unique_key(tree, schema)[:1]:
         flags.append(Flag("count-per-unique", f"the query counts rows per {column}, which is unique: every "
                                               "count is 1"))
+    for table in unlinked_joins(tree)[:1]:
+        flags.append(Flag("unlinked-join", f"the query joins {table} with no condition tying it to the other "
+                                           "tables: every row is paired with every row"))
     for column, word in text_for_numbers(tree, schema)[:1]:
         flags.append(Flag("text-for-number", f"the query compares {column}, which holds numbers, with the text "
                                              f"'{word}': it matches nothing"))

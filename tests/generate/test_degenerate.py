@@ -57,3 +57,17 @@ def test_what_holds_numbers_is_read_from_the_values_before_the_type() -> None:
     words_in_an_int = Column("flag", "INTEGER", value_examples=["T", "F"])
     assert keys_as_text.holds_numbers and not words_in_an_int.holds_numbers
     assert Column("price", "DECIMAL(10,2)").holds_numbers and not Column("name", "TEXT").holds_numbers
+
+
+def test_a_join_no_condition_ties_is_flagged(shop: Any) -> None:
+    question = "Which customers live in Pia's city?"
+    crossed = answered(shop, question, "SELECT c.name FROM customers AS c JOIN performers AS p ON p.city = p.city "
+                                       "WHERE p.name = 'Pia'")
+    assert len(crossed.rows) == 4 and codes(crossed) == ["unlinked-join"]  # every customer: a cross product
+    assert crossed.warnings[0]["text"] == ("the query joins performers AS p with no condition tying it to the "
+                                           "other tables: every row is paired with every row")
+    tied = answered(shop, question, "SELECT c.name FROM customers AS c JOIN performers AS p "
+                                    "ON c.city = p.city OR 1 = 0 WHERE p.name = 'Pia'")
+    in_where = answered(shop, question, "SELECT c.name FROM customers AS c, performers AS p "
+                                        "WHERE c.city = p.city AND p.name = 'Pia'")
+    assert tied.warnings == [] and in_where.warnings == [] and sorted(tied.rows) == [("Ann",), ("Cy",)]
