@@ -43,8 +43,10 @@ from sqlglot import exp
 from kgsql.correct.context import CheckContext
 from kgsql.correct.repair import Scope, own_columns, qualify_all, rewrite_selects, rewrite_tree, written
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
+from kgsql.sql.comparisons import compared
 from kgsql.sql.dialects import sqlglot_name
 from kgsql.sql.names import resolved_columns
+from kgsql.text.words import is_number
 
 __all__ = ["label_column", "labels_for_shown_keys", "labels_through_keys", "repair_lookups"]
 
@@ -115,14 +117,6 @@ def repair_lookups(ctx: CheckContext, sql: str) -> str | None:
                            dialect=sqlglot_name(ctx.dialect))
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _label_subquery(schema: DatabaseSchema, fk: ForeignKey, literals: list[exp.Expression]) -> exp.Expression | None:
     """``SELECT ref_column FROM ref_table WHERE label = <literal>`` (or IN), None without one label."""
     lookup = schema.table(fk.ref_table)
@@ -145,15 +139,10 @@ def labels_through_keys(ctx: CheckContext, sql: str) -> str | None:
         columns = resolved_columns(tree, ctx.names)
         changed = False
         for node in list(tree.find_all(exp.EQ, exp.NEQ, exp.In)):
-            if isinstance(node, exp.In):
-                column, literals = node.this, list(node.expressions)
-            elif isinstance(node.this, exp.Column):
-                column, literals = node.this, [node.expression]
-            else:
-                column, literals = node.expression, [node.this]
+            column, literals = compared(node)
             found = columns.get(id(column)) if isinstance(column, exp.Column) else None
             if found is None or not found[1].holds_numbers or not literals or not all(
-                    isinstance(lit, exp.Literal) and lit.is_string and not _is_number(lit.this) for lit in literals):
+                    isinstance(lit, exp.Literal) and lit.is_string and not is_number(lit.this) for lit in literals):
                 continue
             fk = keys.get((found[0].lower(), found[1].name.lower()))
             subquery = _label_subquery(ctx.schema, fk, literals) if fk is not None else None

@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from kgsql.generate.fanout import result_selects
 from kgsql.schema.model import DatabaseSchema
+from kgsql.sql.comparisons import COMPARISONS, compared
 from kgsql.sql.names import SchemaNames, resolved_columns
 
 __all__ = ["counts_per_unique_key", "echoed_columns", "text_for_numbers", "unlinked_joins"]
@@ -85,13 +86,8 @@ def text_for_numbers(tree: exp.Expression, schema: DatabaseSchema) -> list[tuple
     (:attr:`kgsql.schema.model.Column.holds_numbers`) with a text literal that has a letter in it."""
     columns = resolved_columns(tree, SchemaNames(schema), innermost=True)
     out: list[tuple[str, str]] = []
-    for node in tree.find_all(exp.EQ, exp.NEQ, exp.In, exp.Like):
-        if isinstance(node, exp.In):
-            column, literals = node.this, list(node.expressions)
-        elif isinstance(node.this, exp.Column):
-            column, literals = node.this, [node.expression]
-        else:
-            column, literals = node.expression, [node.this]
+    for node in tree.find_all(*COMPARISONS):
+        column, literals = compared(node)
         found = columns.get(id(column)) if isinstance(column, exp.Column) else None
         words = [lit.this for lit in literals if isinstance(lit, exp.Literal) and lit.is_string
                  and any(ch.isalpha() for ch in lit.this)]

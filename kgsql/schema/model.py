@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kgsql.schema.meanings import ValueMeaning, parse_value_meaning
+from kgsql.text.words import is_number
 
 
 #: Longest value example kept in the graph (longer ones are cut with an ellipsis).
@@ -68,7 +69,7 @@ class Column:
         SQLite affinity (INT, REAL, FLOA, DOUB, NUM, DEC)."""
         known = [str(v).strip() for v in [*self.value_examples, *self.stats.sample] if str(v).strip()]
         if len(known) >= 2:
-            return all(_is_number(v) for v in known)
+            return all(is_number(v) for v in known)
         return any(part in self.type.upper() for part in ("INT", "REAL", "FLOA", "DOUB", "NUM", "DEC"))
 
     @property
@@ -179,11 +180,3 @@ class DatabaseSchema:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True

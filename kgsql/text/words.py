@@ -118,6 +118,15 @@ def says_name(text: str, name: str) -> bool:
     return bool(names_said(text, [name]))
 
 
+def is_number(text: str) -> bool:
+    """Does ``text`` read as a number (``12``, ``-3.5``, `` 7 ``)?"""
+    try:
+        float(text)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def words(text: str) -> list[str]:
     """Lower-case word tokens of free text (letters/digits, CJK kept)."""
     return [w.lower() for w in _WORD.findall(text)]
