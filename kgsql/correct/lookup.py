@@ -42,6 +42,9 @@ from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
 from kgsql.correct.repair import Scope, own_columns, qualify_all, rewrite_selects, rewrite_tree, written
+from kgsql.correct.values import quote_identifier, quote_table, quote_text
+from kgsql.db.guard import execute_query
+from kgsql.errors import KgsqlError
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
 from kgsql.sql.comparisons import compared
 from kgsql.sql.dialects import sqlglot_name
@@ -129,10 +132,21 @@ def _label_subquery(schema: DatabaseSchema, fk: ForeignKey, literals: list[exp.E
     return exp.select(exp.column(exp.to_identifier(fk.ref_column))).from_(exp.to_table(lookup.name)).where(condition)
 
 
+def _holds_any(ctx: CheckContext, table: str, column: str, texts: list[str]) -> bool:
+    """Does ``table.column`` hold one of ``texts`` (a read-only probe; a probe that fails says no)?"""
+    try:
+        conn = ctx.connection()
+        sql = (f"SELECT 1 FROM {quote_table(conn, table)} WHERE {quote_identifier(column)} IN "
+               f"({', '.join(quote_text(t) for t in texts)}) LIMIT 1")
+        return bool(execute_query(conn, sql, timeout_s=2.0, max_rows=1).rows)
+    except (KgsqlError, OSError, ValueError):
+        return False
+
+
 def labels_through_keys(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` with each foreign key that holds numbers (:attr:`Column.holds_numbers`: by its values, so a
-    key declared TEXT counts too) compared with text (``alignment_id = 'Bad'``) compared through its lookup
-    table's label instead; None when nothing applies."""
+    key declared TEXT counts too) compared with text it does not hold (``alignment_id = 'Bad'``) compared
+    through its lookup table's label instead; None when nothing applies."""
     keys = {(fk.table.lower(), fk.column.lower()): fk for fk in ctx.schema.foreign_keys}
 
     def through_labels(tree: exp.Expression) -> bool:
@@ -144,6 +158,8 @@ def labels_through_keys(ctx: CheckContext, sql: str) -> str | None:
             if found is None or not found[1].holds_numbers or not literals or not all(
                     isinstance(lit, exp.Literal) and lit.is_string and not is_number(lit.this) for lit in literals):
                 continue
+            if _holds_any(ctx, found[0], found[1].name, [lit.this for lit in literals]):
+                continue  # ingest saw only numbers, yet the words are there: compared as written
             fk = keys.get((found[0].lower(), found[1].name.lower()))
             subquery = _label_subquery(ctx.schema, fk, literals) if fk is not None else None
             if subquery is None:

@@ -20,7 +20,7 @@ from kgsql.generate.fanout import fanout_joins
 from kgsql.generate.refusal import QUESTION_FORM_WORDS
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.dialects import dialect_of, sqlglot_name
-from kgsql.sql.names import parse_sql, reads_no_table
+from kgsql.sql.names import is_natural, parse_sql, reads_no_table
 from kgsql.text.measures import asked_quantities, named_quantity
 from kgsql.text.words import STOPWORDS, says_name, singular_forms, split_identifier
 
@@ -109,13 +109,17 @@ def unused_columns(question: str, tree: exp.Expression, used: Iterable[str], sch
     question asks (``highest``, ``total``: :data:`kgsql.generate.refusal.QUESTION_FORM_WORDS`) and words of a
     table's name ("the dog's age" says ``Dogs``, not ``dog_id``). Not flagged: keys, declared or discovered (a
     query stands for a row by any of them; the columns of a join mined from past queries are not keys), a
-    column whose words a used column's name or a literal of the query holds, any column of a query that shows
-    ``*``."""
+    column whose words a used column's name or a literal of the query holds (a USING list's names are used),
+    any column of a query that shows ``*`` or joins NATURAL."""
     if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
            for select in tree.find_all(exp.Select) for p in select.expressions):
         return []
+    joins = [j for select in tree.find_all(exp.Select) for j in select.args.get("joins") or []]
+    if any(is_natural(j) for j in joins):
+        return []  # a NATURAL join uses columns it does not name
     used_lower = {t.lower() for t in used}
     referenced_lower = {c.name.lower() for c in tree.find_all(exp.Column)}
+    referenced_lower |= {i.name.lower() for j in joins for i in j.args.get("using") or []}
     literals = " ".join(lit.name.lower() for lit in tree.find_all(exp.Literal))
     declared = [fk for fk in schema.foreign_keys if fk.origin != "mined"]  # a mined join's columns are not keys
     keys = {(fk.table.lower(), fk.column.lower()) for fk in declared}
@@ -219,22 +223,24 @@ def other_measure(question: str, tree: exp.Expression, dialect: str | None = Non
     return said[0], key.sql(dialect=dialect, normalize_functions=False), quantity  # as the model wrote it
 
 
-def _degenerate(tree: exp.Expression, schema: DatabaseSchema) -> list[Flag]:
+def _degenerate(tree: exp.Expression, schema: DatabaseSchema, explanation: Explanation,
+                dialect: str | None) -> list[Flag]:
     """The flags of :mod:`kgsql.generate.degenerate`: answers the query's form decides."""
     flags: list[Flag] = []
-    echoed = echoed_columns(tree)
+    echoed = echoed_columns(tree, dialect)
     if echoed:
         flags.append(Flag("echo", f"the query shows only {', '.join(echoed[:3])}, which its WHERE fixes to a "
                                   "value: the answer repeats the question"))
     for column in counts_per_unique_key(tree, schema)[:1]:
         flags.append(Flag("count-per-unique", f"the query counts rows per {column}, which is unique: every "
                                               "count is 1"))
-    for table in unlinked_joins(tree)[:1]:
+    for table in unlinked_joins(tree, schema)[:1]:
         flags.append(Flag("unlinked-join", f"the query joins {table} with no condition tying it to the other "
                                            "tables: every row is paired with every row"))
-    for column, word in text_for_numbers(tree, schema)[:1]:
+    stored = [f.column for f in explanation.filters if f.stored is not None]
+    for column, word in text_for_numbers(tree, schema, stored)[:1]:
         flags.append(Flag("text-for-number", f"the query compares {column}, which holds numbers, with the text "
-                                             f"'{word}': it matches nothing"))
+                                             f"'{word}', which it does not hold"))
     return flags
 
 
@@ -296,7 +302,7 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
         if ranked:
             flags.append(Flag("other-measure", f"the question asks for the {ranked[0]}, and the query ranks by "
                                                f"{ranked[1]}, which measures {ranked[2]}"))
-        flags += _degenerate(tree, schema)
+        flags += _degenerate(tree, schema, explanation, dialect)
     flags += _empty_or_null(rows, error)
     if sql and rounds > 1 and first_sql and _normal(first_sql, dialect) != _normal(sql, dialect):
         flags.append(Flag("corrected", f"self-correction rewrote the model's first query ({rounds} generations)"))

@@ -37,9 +37,11 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 def record_flags(record: dict[str, Any], schema: Any) -> list[str]:
     """The flag codes of one record's answer (its SQL run read-only again for the rows)."""
+    from kgsql.correct.context import CheckContext
     from kgsql.db.isolate import execute_isolated
     from kgsql.generate.explain import explain_sql
     from kgsql.generate.flags import answer_flags
+    from kgsql.generate.review import value_probe
 
     sql, error = record.get("pred") or "", None
     extra = record.get("extra") or {}
@@ -51,7 +53,8 @@ def record_flags(record: dict[str, Any], schema: Any) -> list[str]:
             rows = execute_isolated(schema.path, sql, timeout_s=30.0, max_rows=1000).rows
         except KgsqlError as exc:
             error = str(exc)
-    explanation = explain_sql(sql, schema)
+    with CheckContext(schema) as ctx:  # the stored values probed as the review probes them
+        explanation = explain_sql(sql, schema, probe=value_probe(ctx) if schema.path else None)
     candidates = extra.get("candidates") or []
     flags = answer_flags(question=record["question"], sql=sql, schema=schema, explanation=explanation, rows=rows,
                          error=error, first_sql=candidates[0] if candidates else "",

@@ -84,7 +84,7 @@ def _database_vectors(encoder: Encoder, asked: list[str], path: Path, use_cache:
     ``learn`` of one pair encodes one question, not the whole log), and the cache is rewritten when any were."""
     entry = load_entry(path) if use_cache else None
     known: dict[str, np.ndarray] = {}
-    if entry is not None and len(entry[0]) == len(entry[1].get("questions", ())):
+    if entry is not None and entry[0].shape[1] == encoder.dim and len(entry[0]) == len(entry[1].get("questions", ())):
         known = dict(zip(entry[1]["questions"], entry[0]))
     fresh = list(dict.fromkeys(q for q in asked if q not in known))
     if fresh:

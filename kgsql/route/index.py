@@ -14,6 +14,7 @@ import json
 import os
 import re
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -59,7 +60,7 @@ def _load(path: Path, name: str, digest: str) -> tuple[DatabaseDocument, np.ndar
         return None
     try:
         doc = DatabaseDocument.from_dict(entry[1])
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, ValueError):
         return None
     return (doc, entry[0]) if (doc.name, doc.digest) == (name, digest) else None
 
@@ -87,9 +88,10 @@ def load_entry(path: Path) -> tuple[np.ndarray, dict] | None:
     unreadable."""
     try:
         with np.load(path) as z:
-            return z["vectors"].astype(np.float32), json.loads(bytes(z["meta"]).decode())
-    except (OSError, ValueError, KeyError):
+            vectors, meta = z["vectors"].astype(np.float32), json.loads(bytes(z["meta"]).decode())
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # missing, empty, cut short, not ours
         return None
+    return (vectors, meta) if isinstance(meta, dict) and vectors.ndim == 2 else None
 
 
 def build_index(encoder: Encoder, databases: list[tuple[str, str]], load_schema: Callable[[str], DatabaseSchema],

@@ -64,10 +64,11 @@ class Column:
 
     @property
     def holds_numbers(self) -> bool:
-        """Does the column hold numbers? By the values ingest saw where it saw at least two (Spider's
-        ``car_makers.country`` is declared TEXT and holds ``1``, ``2``, ``3``), else by the declared type's
-        SQLite affinity (INT, REAL, FLOA, DOUB, NUM, DEC)."""
-        known = [str(v).strip() for v in [*self.value_examples, *self.stats.sample] if str(v).strip()]
+        """Does the column hold numbers, as far as ingest saw? By its most frequent values where it saw two
+        different ones (Spider's ``car_makers.country`` is declared TEXT and holds ``1``, ``2``, ``3``), else by
+        the declared type's SQLite affinity (INT, REAL, FLOA, DOUB, NUM, DEC). Rarer values may still be words
+        (``Room``: ``324``, ``324B``), so what acts on it asks the database first."""
+        known = {str(v).strip() for v in [*self.value_examples, *self.stats.sample] if str(v).strip()}
         if len(known) >= 2:
             return all(is_number(v) for v in known)
         return any(part in self.type.upper() for part in ("INT", "REAL", "FLOA", "DOUB", "NUM", "DEC"))

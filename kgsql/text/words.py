@@ -118,13 +118,13 @@ def says_name(text: str, name: str) -> bool:
     return bool(names_said(text, [name]))
 
 
+_DECIMAL = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+
+
 def is_number(text: str) -> bool:
-    """Does ``text`` read as a number (``12``, ``-3.5``, `` 7 ``)?"""
-    try:
-        float(text)
-    except (TypeError, ValueError):
-        return False
-    return True
+    """Does ``text`` read as a decimal number (``12``, ``-3.5``, `` 7 ``, ``1e3``)? Not ``NaN``, ``inf`` or
+    ``1_000``, which Python's ``float`` takes and a database stores as words."""
+    return bool(_DECIMAL.fullmatch(str(text).strip()))
 
 
 def words(text: str) -> list[str]:

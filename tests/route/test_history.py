@@ -70,6 +70,9 @@ def test_a_growing_log_encodes_only_its_new_questions(tmp_path) -> None:  # type
     assert np.allclose(again.vectors[:2], log.vectors, atol=1e-3)
     shrunk = {"lighthouse": grown["lighthouse"][1:]}
     assert len(build_log(encoder, ["lighthouse"], shrunk, cache_dir=tmp_path)) == 2 and encoder.encoded == 3
+    (entry,) = (tmp_path / "log").glob("*.npz")  # one file for the database, the removed question gone
+    entry.write_bytes(entry.read_bytes()[:40])  # cut short: read as missing, encoded again
+    assert len(build_log(encoder, ["lighthouse"], shrunk, cache_dir=tmp_path)) == 2 and encoder.encoded == 5
 
 
 def test_the_digest_sees_one_example_removed_and_another_added_at_once(  # type: ignore[no-untyped-def]
