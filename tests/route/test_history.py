@@ -2,6 +2,8 @@
 call until one of them has been asked about telescopes before. Real graph, real encoder."""
 from __future__ import annotations
 
+from datetime import datetime
+
 import numpy as np
 import pytest
 
@@ -76,7 +78,19 @@ def test_a_growing_log_encodes_only_its_new_questions(tmp_path) -> None:  # type
 
 
 def test_the_digest_sees_one_example_removed_and_another_added_at_once(  # type: ignore[no-untyped-def]
-        schema_graph, observatories):
+        schema_graph, observatories, monkeypatch):
+    import kgsql.graph.examples as examples
+
+    class _SameSecond(datetime):
+        """Every call within one second, a microsecond later each time: the case a seconds stamp misses."""
+        calls = 0
+
+        @classmethod
+        def now(cls, tz=None):  # type: ignore[no-untyped-def]
+            cls.calls += 1
+            return datetime(2026, 1, 1, 12, 0, 0, cls.calls, tzinfo=tz)
+
+    monkeypatch.setattr(examples, "datetime", _SameSecond)
     names, _router = observatories
     db = names["apiary"]
     teach(schema_graph, db, ["How much honey did the hives give?", "Which hive swarmed?"])
