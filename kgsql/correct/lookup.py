@@ -42,8 +42,7 @@ from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
 from kgsql.correct.repair import Scope, own_columns, qualify_all, rewrite_selects, rewrite_tree, written
-from kgsql.correct.values import quote_identifier, quote_table, quote_text
-from kgsql.db.guard import execute_query
+from kgsql.correct.values import value_exists
 from kgsql.errors import KgsqlError
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey, Table
 from kgsql.sql.comparisons import compared
@@ -133,12 +132,10 @@ def _label_subquery(schema: DatabaseSchema, fk: ForeignKey, literals: list[exp.E
 
 
 def _holds_any(ctx: CheckContext, table: str, column: str, texts: list[str]) -> bool:
-    """Does ``table.column`` hold one of ``texts`` (a read-only probe; a probe that fails says no)?"""
+    """Does ``table.column`` hold one of ``texts`` (:func:`value_exists`' probes; a probe that fails says no)?"""
     try:
         conn = ctx.connection()
-        sql = (f"SELECT 1 FROM {quote_table(conn, table)} WHERE {quote_identifier(column)} IN "
-               f"({', '.join(quote_text(t) for t in texts)}) LIMIT 1")
-        return bool(execute_query(conn, sql, timeout_s=2.0, max_rows=1).rows)
+        return any(value_exists(conn, table, column, text) for text in texts)
     except (KgsqlError, OSError, ValueError):
         return False
 

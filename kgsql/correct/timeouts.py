@@ -7,6 +7,7 @@ from sqlglot import exp
 
 from kgsql.correct.context import CheckContext, ErrorRule
 from kgsql.correct.tip import Tip, quoted
+from kgsql.sql.comparisons import select_conditions
 from kgsql.sql.names import SchemaNames, Source, SourceCache, is_natural, resolve, scopes, sources
 
 __all__ = ["ON_ERROR", "cross_joins", "resource_error", "timeout_error"]
@@ -42,13 +43,6 @@ def resource_error(ctx: CheckContext, sql: str, name: str | None, message: str) 
     return tips
 
 
-def _join_conditions(select: exp.Select) -> list[exp.Expression]:
-    conditions = [j.args["on"] for j in select.args.get("joins") or [] if j.args.get("on") is not None]
-    if select.args.get("where") is not None:
-        conditions.append(select.args["where"].this)
-    return [p for c in conditions for p in (c.flatten() if isinstance(c, exp.And) else [c])]
-
-
 def cross_joins(tree: exp.Expression, names: SchemaNames) -> list[list[str]]:
     """Per SELECT, its FROM items when no ON/USING/WHERE condition connects them all."""
     out: list[list[str]] = []
@@ -74,7 +68,7 @@ def cross_joins(tree: exp.Expression, names: SchemaNames) -> list[list[str]]:
         for join in select.args.get("joins") or []:
             if join.args.get("using") or is_natural(join):  # joined to the items before it
                 link({first, (join.this.alias_or_name or "").lower()} & set(group))
-        for pred in _join_conditions(select):
+        for pred in select_conditions(select):
             used = set()
             for col in pred.find_all(exp.Column):
                 status, found = resolve(col, scope, names, cache)

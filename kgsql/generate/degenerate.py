@@ -22,18 +22,11 @@ from sqlglot import exp
 
 from kgsql.generate.fanout import result_selects
 from kgsql.schema.model import DatabaseSchema
-from kgsql.sql.comparisons import COMPARISONS, compared
+from kgsql.sql.comparisons import COMPARISONS, compared, conjuncts, select_conditions
 from kgsql.sql.names import SchemaNames, is_natural, resolved_columns
 from kgsql.text.words import is_number
 
 __all__ = ["counts_per_unique_key", "echoed_columns", "text_for_numbers", "unlinked_joins"]
-
-
-def _conjuncts(where: exp.Expression | None) -> list[exp.Expression]:
-    if where is None:
-        return []
-    node = where.this if isinstance(where, exp.Where) else where
-    return list(node.flatten()) if isinstance(node, exp.And) else [node]
 
 
 def _same_column(a: exp.Column, b: exp.Column) -> bool:
@@ -52,7 +45,7 @@ def echoed_columns(tree: exp.Expression, dialect: str | None = None) -> list[str
         if select.args.get("having") is not None or not shown \
                 or not all(isinstance(p, exp.Column) and not isinstance(p.this, exp.Star) for p in shown):
             return []
-        fixed = [side for test in _conjuncts(select.args.get("where")) if isinstance(test, exp.EQ)
+        fixed = [side for test in conjuncts(select.args.get("where")) if isinstance(test, exp.EQ)
                  for side, other in ((test.this, test.expression), (test.expression, test.this))
                  if isinstance(side, exp.Column) and isinstance(other, exp.Literal)]
         if not all(any(_same_column(p, f) for f in fixed) for p in shown):
@@ -127,8 +120,7 @@ def unlinked_joins(tree: exp.Expression, schema: DatabaseSchema) -> list[str]:
         joins = select.args.get("joins") or []
         if any(j.args.get("using") or is_natural(j) for j in joins):
             continue
-        tests = _conjuncts(select.args.get("where")) + [t for j in joins for t in _conjuncts(j.args.get("on"))]
-        columns = [list(t.find_all(exp.Column)) for t in tests]
+        columns = [list(t.find_all(exp.Column)) for t in select_conditions(select)]
         if any(not c.table and c.find_ancestor(exp.Select) is select for cols in columns for c in cols):
             continue
         qualifiers = [{c.table.lower() for c in cols if c.table} for cols in columns]
