@@ -22,15 +22,15 @@ def test_a_text_key_holding_numbers_is_compared_through_its_label(tmp_path: Path
     """)
     conn.commit()
     conn.close()
-    ctx = CheckContext(read_database(path), "How many car makers are there in france?")
-    sql = labels_through_keys(ctx, "SELECT count(*) FROM car_makers WHERE country = 'france'")
-    assert sql is not None and "CountryName = 'france'" in sql
-    assert sqlite3.connect(path).execute(sql).fetchone() == (2,)
-    # a word compared with a text column of words is left alone
-    assert labels_through_keys(ctx, "SELECT count(*) FROM car_makers WHERE maker = 'ford'") is None
-    # and so is a word the key column does hold, rare as it is (ingest saw only its frequent numbers)
-    conn = sqlite3.connect(path)
-    conn.execute("INSERT INTO car_makers VALUES (5, 'lada', 'ussr')")
-    conn.commit()
-    conn.close()
-    assert labels_through_keys(ctx, "SELECT count(*) FROM car_makers WHERE country = 'ussr'") is None
+    with CheckContext(read_database(path), "How many car makers are there in france?") as ctx:
+        sql = labels_through_keys(ctx, "SELECT count(*) FROM car_makers WHERE country = 'france'")
+        assert sql is not None and "CountryName = 'france'" in sql
+        assert sqlite3.connect(path).execute(sql).fetchone() == (2,)
+        # a word compared with a text column of words is left alone
+        assert labels_through_keys(ctx, "SELECT count(*) FROM car_makers WHERE maker = 'ford'") is None
+        # and so is a word the key column does hold, rare as it is (ingest saw only its frequent numbers)
+        conn = sqlite3.connect(path)
+        conn.execute("INSERT INTO car_makers VALUES (5, 'lada', 'ussr')")
+        conn.commit()
+        conn.close()
+        assert labels_through_keys(ctx, "SELECT count(*) FROM car_makers WHERE country = 'ussr'") is None
