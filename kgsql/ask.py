@@ -217,6 +217,8 @@ def examples_note(data: dict[str, Any]) -> str:
 def routing_line(routing: dict[str, Any]) -> str:
     """Which database a routed question went to; a close second is named (answered on the first)."""
     line = f"{routing['db']} (routed: no --db given)"
+    for passed in routing.get("passed_over") or []:  # a likelier database whose answer said nothing
+        line += f"; '{passed['db']}' was likelier, and its answer {passed['why']}"
     if routing.get("tied_with"):
         line += (f"; close call: '{routing['tied_with']}' was nearly as likely, answered on '{routing['db']}' "
                  f"(give --db {routing['tied_with']} for the other)")
@@ -295,9 +297,17 @@ def _here(args: argparse.Namespace, history: list[str], history_sql: list[str]) 
         pool = load_examples(args.examples, graph) if args.examples is not None else SHIPPED_EXAMPLES
         t2s = build(args.method, graph, default_lm(), pool=pool, **overrides)
         more = {"history_sql": history_sql} if history and getattr(t2s, "wants_history_sql", False) else {}
-        data = t2s.ask(args.question, db=db, evidence=args.evidence, history=history or None, **more).to_dict()
-        if routing is not None:
-            data["routing"] = routing.to_dict()
+
+        def ask_on(name: str) -> Any:
+            return t2s.ask(args.question, db=name, evidence=args.evidence, history=history or None, **more)
+
+        if routing is None:
+            return ask_on(db).to_dict()
+        from kgsql.route.fallback import answer_routed
+
+        answer, routing = answer_routed(routing, ask_on)  # the next database when this one's answer says nothing
+        data = answer.to_dict()
+        data["routing"] = routing.to_dict()
         return data
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from kgsql.cli_types import non_negative_int
+from kgsql.cli_types import bounded_int, non_negative_int
 from kgsql.db.privilege import add_privileged_flag, apply_privileged_flag
 from kgsql.errors import InputError
 from kgsql.eval.datasets import Dataset, GoldQuestion, available_benchmarks, get_benchmark, per_benchmark
@@ -36,6 +36,7 @@ from kgsql.eval.report import summarize, write_report
 from kgsql.eval.replay import ReplayLM, Replaying
 from kgsql.eval.runner import RunSpec, check_no_leakage, ingest_databases, run_group, select_questions
 from kgsql.eval.timing import format_breakdown, time_breakdown
+from kgsql.route.fallback import DEFAULT_TRIES
 
 def _csv(text: str | None) -> list[str]:
     return [p.strip() for p in (text or "").split(",") if p.strip()]
@@ -120,11 +121,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "a call the records lack is logged unscored as not replayable")
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    _add_pool_arguments(parser)
+    add_privileged_flag(parser)
+
+
+def _add_pool_arguments(parser: argparse.ArgumentParser) -> None:
+    """The pooled setting: no question told its database (kgsql.eval.pooled)."""
     parser.add_argument("--pool-databases", nargs="?", const=True, default=False, metavar="FOLDER",
                         help="ingest every database of the dataset and route each question among them (no database "
                              "named; records note routed_db and routed_right; kgsql.route); with FOLDER, every "
                              "database under it joins the pool too (a warehouse: every Spider database)")
-    add_privileged_flag(parser)
+    parser.add_argument("--route-tries", type=bounded_int(1, 20), default=DEFAULT_TRIES, metavar="N",
+                        help="with --pool-databases: ask the next routed database while an answer says nothing (no "
+                             "rows, failed, refused), N at most (1: the first choice only; kgsql.route.fallback)")
 
 
 # --------------------------------------------------------------------------- planning
@@ -276,7 +285,8 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
                           if args.protocol == "cross-fold"
                           else single_groups(dataset, questions, fixed_pool, with_pool=wants_pool))
                 spec = RunSpec(method, shots, overrides, timeout, max(1, args.concurrency), metric,
-                               with_evidence=not getattr(args, "no_evidence", False), route=route)
+                               with_evidence=not getattr(args, "no_evidence", False), route=route,
+                               route_tries=getattr(args, "route_tries", DEFAULT_TRIES))
                 run_cell(cell, dataset, groups, spec, names, args, graph=graph, lm=lm, encoder=encoder)
     finally:
         if own_graph:

@@ -22,9 +22,11 @@ from kgsql.errors import InputError, KgsqlError
 from kgsql.eval.datasets import Dataset, GoldQuestion
 from kgsql.eval.interactions import check_earlier_turns, earlier_sql, interaction_chains, whole_interactions
 from kgsql.eval.metric_registry import default_metric, metrics_for, zero_scores
+from kgsql.eval.pooled import ask_pooled, route_fields
 from kgsql.eval.records import Record, RecordLog
 from kgsql.eval.replay import NOT_REPLAYABLE, NotReplayable, prompt_fingerprint
 from kgsql.eval.verdict import evaluate_prediction
+from kgsql.route.fallback import DEFAULT_TRIES
 
 MAX_CONSECUTIVE_FAILURES = 3
 MISSING_DB = "database file missing"
@@ -59,6 +61,8 @@ class RunSpec:
     #: The pooled setting (``--pool-databases``): question -> a ``kgsql.route`` Routing over the run's databases;
     #: the question is answered on the routed database, never told its own. None: its own database.
     route: Callable[[str], Any] | None = None
+    #: Routed databases asked at most while each answer says nothing (``kgsql.route.fallback``; 1: the first only).
+    route_tries: int = DEFAULT_TRIES
 
 
 # --------------------------------------------------------------------------- choosing questions
@@ -335,13 +339,6 @@ class _Progress:
             self.bar.close()
 
 
-def _with_route(rec: Record, routed: Any, own: str) -> Record:
-    """``rec`` noting where a routed question went (scored on its own database: a wrong route costs the answer)."""
-    if routed is not None:
-        rec.extra.update(routed_db=routed.db, routed_right=routed.db == own, routed_close=routed.close)
-    return rec
-
-
 def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: RunSpec, *,
               names: dict[str, str], shots: int, progress: bool = True, desc: str = "") -> list[Record]:
     """Answer and score the group's questions not yet in ``log``; returns the group's records.
@@ -376,9 +373,9 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
         if wants_sql and example.history:
             with lock:
                 sqls = earlier_sql(example, list(logged.values()))
-        routed = spec.route(example.question) if spec.route is not None else None
         try:
-            answer = ask_method(asker, example, names[example.db_id] if routed is None else routed.db, spec, sqls)
+            answer, routed = ask_pooled(spec.route, example.question, names[example.db_id],
+                                        lambda db: ask_method(asker, example, db, spec, sqls), spec.route_tries)
         except NotReplayable as exc:
             return finish(failed_record(example, str(exc), NOT_REPLAYABLE), example)
         except InputError as exc:  # this question is unanswerable as given: logged as a method error
@@ -390,7 +387,8 @@ def run_group(group: Group, dataset: Dataset, asker: Any, log: RecordLog, spec: 
         rec = answer_record(example, dataset, answer, timeout_s=spec.timeout_s, schema=full)
         if sqls is not None:
             rec.extra["shown_history_sql"] = sqls  # the earlier turns' SQL the method was shown (its own)
-        return finish(_with_route(rec, routed, names[example.db_id]), example)
+        rec.extra.update(route_fields(routed, names[example.db_id]))
+        return finish(rec, example)
 
     def settle(example: GoldQuestion) -> bool:
         """Ask ``example``; True when it was logged."""

@@ -1,5 +1,5 @@
-"""Answers the query's own form decides, whatever the data: four shapes a small model writes that run,
-return rows and still say nothing.
+"""Answers the query's own form decides: shapes a small model writes that run, return rows and still say
+nothing, or say something else than they seem to.
 
 * **echo**: every column the answer shows is fixed by an equality to a literal of the same query ("Describe
   the section h." answered ``SELECT section_name FROM Sections WHERE section_name = 'h'``): the rows say the
@@ -11,6 +11,14 @@ return rows and still say nothing.
   where ``country`` holds the key of ``countries``) that the database does not hold there: it matches nothing.
 * **unlinked join**: a table joined with no condition that ties it to another table of the SELECT
   (``JOIN Owners AS T2 ON T2.owner_id = T2.owner_id``): every row is paired with every row of the rest.
+* **unlabelled groups**: a GROUP BY whose rows show only aggregates ("the maximum accelerate for each
+  number of cylinders" answered ``SELECT max(accelerate) FROM cars_data GROUP BY cylinders``): a list of
+  numbers with nothing to say which group each is.
+* **counted measure**: ``COUNT`` of a column that holds a quantity ("How many people live in Asia?" answered
+  ``COUNT(Population)``): it counts the rows that have one; the people are the SUM.
+* **tied extremes**: ``WHERE x = (SELECT MIN(x) ...)`` keeps every row that ties for the extreme ("the
+  ship commanded by the youngest captain" with two captains of that age): the flag is raised when more than
+  one row comes back (:func:`extreme_tests` finds the test; the rows say whether anything tied).
 
 Each reads the SQL (sqlglot) and the schema as ingest saw it (keys, value examples); no model is called.
 """
@@ -20,13 +28,14 @@ from typing import Iterable
 
 from sqlglot import exp
 
-from kgsql.generate.fanout import result_selects
+from kgsql.generate.fanout import picks_one_row, result_selects
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.comparisons import COMPARISONS, compared, conjuncts, select_conditions
 from kgsql.sql.names import SchemaNames, is_natural, resolved_columns
-from kgsql.text.words import is_number
+from kgsql.text.words import is_number, split_identifier
 
-__all__ = ["counts_per_unique_key", "echoed_columns", "text_for_numbers", "unlinked_joins"]
+__all__ = ["counted_measures", "counts_per_unique_key", "echoed_columns", "extreme_tests", "text_for_numbers",
+           "unlabelled_groups", "unlinked_joins"]
 
 
 def _same_column(a: exp.Column, b: exp.Column) -> bool:
@@ -130,4 +139,66 @@ def unlinked_joins(tree: exp.Expression, schema: DatabaseSchema) -> list[str]:
             alias = join.this.alias_or_name.lower()
             if not any(alias in q and len(q) >= 2 for q in qualifiers):
                 out.append(join.this.sql())
+    return out
+
+
+def _only_aggregates(shown: exp.Expression) -> bool:
+    """Is this shown value computed from aggregates alone (``count(*)``, ``max(x) - min(x)``)?"""
+    node = shown.this if isinstance(shown, exp.Alias) else shown
+    return node.find(exp.AggFunc) is not None and \
+        all(c.find_ancestor(exp.AggFunc) is not None for c in node.find_all(exp.Column))
+
+
+def unlabelled_groups(tree: exp.Expression, dialect: str | None = None) -> list[str]:
+    """The GROUP BY keys (as written, in ``dialect``) of an answer's SELECT that groups, returns more than
+    one group and shows only aggregates: which number belongs to which group the rows do not say."""
+    for select in result_selects(tree):
+        group = select.args.get("group")
+        if group is None or picks_one_row(select) or not select.expressions:
+            continue
+        if all(_only_aggregates(p) for p in select.expressions):
+            return [k.sql(dialect=dialect) for k in group.expressions]
+    return []
+
+
+#: Name words of a column that identifies rather than measures (``code``, ``id``).
+_IDENTIFYING = frozenset({"id", "ids", "code", "codes", "key", "no"})
+
+
+def counted_measures(tree: exp.Expression, schema: DatabaseSchema) -> list[str]:
+    """``table.column`` for each plain ``COUNT(column)`` of a column that holds numbers and measures: no key
+    (primary, either end of a foreign key), no ``..._id`` or code. Not read: ``COUNT(DISTINCT x)`` ("how many
+    different grades"), a COUNT inside arithmetic (``SUM(x) / COUNT(x)`` is an average)."""
+    columns = resolved_columns(tree, SchemaNames(schema), innermost=True)
+    keys = {(fk.table.lower(), fk.column.lower()) for fk in schema.foreign_keys}
+    keys |= {(fk.ref_table.lower(), fk.ref_column.lower()) for fk in schema.foreign_keys}
+    out: list[str] = []
+    for count in tree.find_all(exp.Count):
+        if not isinstance(count.this, exp.Column) or isinstance(count.parent, exp.Binary):
+            continue
+        found = columns.get(id(count.this))
+        if found is None:
+            continue
+        table, column = found
+        if column.is_primary_key or (table.lower(), column.name.lower()) in keys or not column.holds_numbers:
+            continue
+        if _IDENTIFYING & set(split_identifier(column.name)):
+            continue
+        out.append(f"{table}.{column.name}")
+    return out
+
+
+def extreme_tests(tree: exp.Expression, dialect: str | None = None) -> list[str]:
+    """The tests (as written) of an answer's SELECT that keep the rows equal to an extreme, ``x = (SELECT
+    MAX(x) FROM ...)`` with one ungrouped MIN or MAX: every row that ties passes."""
+    out: list[str] = []
+    for select in result_selects(tree):
+        for test in conjuncts(select.args.get("where")):
+            if not isinstance(test, exp.EQ):
+                continue
+            for side in (test.this, test.expression):
+                inner = side.this if isinstance(side, exp.Subquery) else None
+                if isinstance(inner, exp.Select) and inner.args.get("group") is None \
+                        and len(inner.expressions) == 1 and isinstance(inner.expressions[0], (exp.Max, exp.Min)):
+                    out.append(test.sql(dialect=dialect))
     return out

@@ -6,17 +6,26 @@ selected, filtered, grouped or ordered) except copies of the rows it joins, one 
 its join column is not unique there. A join on the other side (a key to a table's primary key) at most
 filters rows, so it is left alone, and so is a table the question asks for by a word no other table of the
 query holds ("students who have a pet": ``Has_Pet`` is how the query says "have a pet").
+
+The same copies show in a list's rows: "countries with at least one car maker" answered ``countries JOIN
+car_makers`` lists a country once per maker. Whether the rows an answer shows are such copies the data
+says (:func:`copied_rows` asks the database), where the form alone cannot tell them from two entities that
+share a name.
 """
 from __future__ import annotations
 
 import re
+from typing import Any, Callable, Sequence
 
 from sqlglot import exp
 
 from kgsql.schema.model import DatabaseSchema, Table
 from kgsql.text.words import STOPWORDS, split_identifier, words
 
-__all__ = ["fanout_joins", "result_selects"]
+__all__ = ["RowProbe", "copied_rows", "fanout_joins", "picks_one_row", "result_selects"]
+
+#: ``sql -> does it return a row?``: a read-only probe on the answer's database.
+RowProbe = Callable[[str], bool]
 
 #: Name words that say nothing of what a table holds (``has_pet``'s "has" is in STOPWORDS already).
 _GENERIC = frozenset({"id", "ids", "ref", "info", "detail", "details", "list", "data", "record", "records"})
@@ -121,6 +130,13 @@ def _own_aggregates(select: exp.Select) -> list[exp.AggFunc]:
     return [a for a in select.find_all(exp.AggFunc) if a.find_ancestor(exp.Select) is select]
 
 
+def picks_one_row(select: exp.Select) -> bool:
+    """``LIMIT 1`` with no OFFSET: the SELECT returns its first row only."""
+    limit = select.args.get("limit")
+    return limit is not None and limit.expression is not None and limit.expression.name == "1" \
+        and select.args.get("offset") is None
+
+
 def _copies_ignored(select: exp.Select) -> bool:
     """Copies of rows change nothing: SELECT DISTINCT or ``*``, a GROUP BY without aggregates, only aggregates
     that ignore them (MIN, MAX, DISTINCT), or one row picked without aggregating (``ORDER BY ... LIMIT 1``)."""
@@ -128,10 +144,7 @@ def _copies_ignored(select: exp.Select) -> bool:
         return True
     aggregates = _own_aggregates(select)
     if not aggregates:
-        limit = select.args.get("limit")
-        one_row = limit is not None and limit.expression is not None and limit.expression.name == "1" \
-            and select.args.get("offset") is None
-        return select.args.get("group") is not None or one_row
+        return select.args.get("group") is not None or picks_one_row(select)
     return all(isinstance(a, (exp.Min, exp.Max)) or isinstance(a.this, exp.Distinct) for a in aggregates)
 
 
@@ -198,4 +211,51 @@ def fanout_joins(question: str, tree: exp.Expression, schema: DatabaseSchema) ->
             own = _own_words(alias, tables, columns)
             if not any(_said(w, question_words) for w in own) and _inflates_count(select, alias, own, tables, counted):
                 found.append(_shown(select, alias))
+    return found
+
+
+def _repeats(rows: Sequence[Sequence[Any]]) -> bool:
+    """Does some row come back more than once?"""
+    seen: set[str] = set()
+    for row in rows:
+        key = repr(tuple(row))
+        if key in seen:
+            return True
+        seen.add(key)
+    return False
+
+
+def copied_rows(tree: exp.Expression, schema: DatabaseSchema, rows: Sequence[Sequence[Any]],
+                exists: RowProbe, dialect: str | None = None) -> list[str]:
+    """The tables whose same row the answer shows more than once because a join copied it ("countries
+    with at least one car maker" answered ``countries JOIN car_makers``: a country once per maker).
+
+    Read only when the rows repeat, and only a SELECT that shows columns of one table with a primary key,
+    joins, and neither aggregates nor removes copies (:func:`_copies_ignored`): the database is asked
+    whether the same query, showing that key instead, returns a key twice. Rows that repeat because two
+    entities share a name are not copies, so they are not flagged."""
+    if len(rows) < 2 or not _repeats(rows):
+        return []
+    found: list[str] = []
+    for select in result_selects(tree):
+        if not select.args.get("joins") or _copies_ignored(select) or _own_aggregates(select):
+            continue
+        tables = _tables_of(select, schema)
+        shown = [c for p in select.expressions for c in p.find_all(exp.Column)]
+        owners = {_owner(c, tables) for c in shown}
+        if len(owners) != 1 or None in owners:
+            continue
+        alias = owners.pop()
+        table = tables[alias]
+        written = next(t.alias_or_name for t in _read_tables(select) if t.alias_or_name.lower() == alias)
+        if not table.primary_key:
+            continue
+        keys = select.copy()
+        keys.set("expressions", [exp.column(k, table=written, quoted=True) for k in table.primary_key])
+        for part in ("order", "limit", "offset"):
+            keys.set(part, None)
+        probe = exp.select("1").from_(keys.subquery("shown")) \
+            .group_by(*[exp.column(k, quoted=True) for k in table.primary_key]).having("COUNT(*) > 1").limit(1)
+        if exists(probe.sql(dialect=dialect)):
+            found.append(_shown(select, alias))
     return found

@@ -10,31 +10,39 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from sqlglot import exp
 
-from kgsql.generate.degenerate import counts_per_unique_key, echoed_columns, text_for_numbers, unlinked_joins
+from kgsql.generate.degenerate import (counted_measures, counts_per_unique_key, echoed_columns, extreme_tests,
+                                      text_for_numbers, unlabelled_groups, unlinked_joins)
 from kgsql.generate.explain import Explanation
-from kgsql.generate.fanout import fanout_joins
+from kgsql.generate.fanout import RowProbe, copied_rows, fanout_joins
 from kgsql.generate.refusal import QUESTION_FORM_WORDS
-from kgsql.schema.model import DatabaseSchema
+from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.sql.dialects import dialect_of, sqlglot_name
 from kgsql.sql.names import is_natural, parse_sql, reads_no_table
 from kgsql.text.measures import asked_quantities, named_quantity
-from kgsql.text.words import STOPWORDS, says_name, singular_forms, split_identifier
+from kgsql.text.words import STOPWORDS, name_spans, says_name, singular_forms, split_identifier, words
 
 __all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_row", "other_measure",
            "question_literals", "unused_columns", "unused_literals", "unused_tables"]
 
-FLAG_CODES = ("constant", "no-edge-join", "unlinked-join", "fanout-join", "unused-table", "unused-column",
-              "unused-literal", "negation-by-row", "both-as-either", "other-measure", "echo", "count-per-unique",
-              "text-for-number", "empty-result", "null-result", "corrected", "failed")
+FLAG_CODES = ("constant", "no-edge-join", "unlinked-join", "fanout-join", "copied-rows", "unused-table",
+              "unused-column", "unused-literal", "negation-by-row", "both-as-either", "other-measure", "echo",
+              "count-per-unique", "text-for-number", "unlabelled-groups", "counted-measure", "tied-extreme",
+              "empty-result", "null-result", "corrected", "failed")
 _QUOTED = re.compile(r"""(?:^|[\s(])["'“‘]([^"'”’]{1,80})["'”’]""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 #: A question that asks for what has none (``do not speak English``, ``without any``, ``never``).
 _NEGATION = re.compile(r"\b(?:not|no|none|never|without)\b|n't\b", re.I)
 _BOTH = re.compile(r"\bboth\b", re.I)
+_SENTENCE_END = re.compile(r"[.?!;]")
+#: A name's first word that marks a lookup table, which a question does not say ("the template types":
+#: ``Ref_Template_Types``).
+_LOOKUP_PREFIXES = frozenset({"ref", "lu", "lkp", "dim"})
+#: Words that open a request ("Show ...", "Please list ...").
+_COMMAND_WORDS = frozenset("show list give find tell return display get provide describe".split())
 #: Column name words that name no notion of their own ("other_student_details", "type_code", "num_of_ticket").
 _PLAIN_NAME_WORDS = frozenset("id ids name names code type number num count date year time value description title "
                               "details detail other status info data".split())
@@ -87,17 +95,41 @@ def unused_literals(question: str, tree: exp.Expression) -> list[str]:
     return missing
 
 
+def _commands(question: str) -> set[int]:
+    """The positions (in :func:`kgsql.text.words.words`) of the words that tell what to do: a command word
+    that opens a sentence or follows "please" ("Please show the names": ``show`` asks, it names no table)."""
+    out: set[int] = set()
+    start = 0
+    for sentence in _SENTENCE_END.split(question):
+        said = words(sentence)
+        out |= {start + i for i, w in enumerate(said)
+                if w in _COMMAND_WORDS and (i == 0 or said[i - 1] == "please")}
+        start += len(said)
+    return out
+
+
 def unused_tables(question: str, used: Iterable[str], schema: DatabaseSchema) -> list[str]:
-    """Tables the question names (:func:`kgsql.text.words.says_name`) that the SQL leaves out.
+    """Tables the question names (its words, one after another: :func:`kgsql.text.words.name_spans`) that
+    the SQL leaves out.
 
     A table the question names outright and the SQL ignores is the issue's ``Customer_Orders``; any of the
     schema's (retrieval chooses every table the question names, so the selection adds nothing). A table a
     used table holds a key to is not counted: the query can stand for its rows by that key
-    (``Has_Pet.PetID`` for ``Pets``)."""
+    (``Has_Pet.PetID`` for ``Pets``). Not a mention: words that name a used table ("the template type code"
+    says ``Ref_Template_Types``, which the query reads, not ``Templates``), a command opening a sentence
+    ("Show the names" does not name the table ``show``) and the words of a quoted value."""
     used_lower = {t.lower() for t in used}
     referenced = {fk.ref_table.lower() for fk in schema.foreign_keys if fk.table.lower() in used_lower}
-    return [t.name for t in schema.tables
-            if t.name.lower() not in used_lower | referenced and says_name(question, t.name)]
+    said = words(question)
+    spoken_for = _commands(question)
+    for value in question_literals(question):  # "the club 'Hopkins Student Enterprises'" names no Student table
+        spoken_for.update(i for span in name_spans(said, "_".join(words(value))) for i in span)
+    for table in schema.tables:
+        if table.name.lower() in used_lower:
+            plain = "_".join(w for w in split_identifier(table.name) if w not in _LOOKUP_PREFIXES)
+            spoken_for.update(i for name in (table.name, plain) for span in name_spans(said, name) for i in span)
+    return [t.name for t in schema.tables if t.name.lower() not in used_lower | referenced
+            and any(not set(span) <= spoken_for for span in name_spans(said, t.name))]
 
 
 def unused_columns(question: str, tree: exp.Expression, used: Iterable[str], schema: DatabaseSchema) -> list[str]:
@@ -109,8 +141,9 @@ def unused_columns(question: str, tree: exp.Expression, used: Iterable[str], sch
     question asks (``highest``, ``total``: :data:`kgsql.generate.refusal.QUESTION_FORM_WORDS`) and words of a
     table's name ("the dog's age" says ``Dogs``, not ``dog_id``). Not flagged: keys, declared or discovered (a
     query stands for a row by any of them; the columns of a join mined from past queries are not keys), a
-    column whose words a used column's name or a literal of the query holds (a USING list's names are used),
-    any column of a query that shows ``*`` or joins NATURAL."""
+    text column whose values are all distinct (it names the rows: ``university.School``), a column whose words
+    a used column's name (in either number: "beds" for ``bedType``) or a literal of the query holds (a USING
+    list's names are used), any column of a query that shows ``*`` or joins NATURAL."""
     if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
            for select in tree.find_all(exp.Select) for p in select.expressions):
         return []
@@ -126,21 +159,29 @@ def unused_columns(question: str, tree: exp.Expression, used: Iterable[str], sch
     keys |= {(fk.ref_table.lower(), fk.ref_column.lower()) for fk in declared}
     table_words = {f for t in schema.tables for w in split_identifier(t.name) for f in singular_forms(w)}
     tables = [t for t in schema.tables if t.name.lower() in used_lower]
-    held = {w for t in tables for c in t.columns if c.name.lower() in referenced_lower
-            for w in split_identifier(c.name)}
+    held = {f for t in tables for c in t.columns if c.name.lower() in referenced_lower
+            for w in split_identifier(c.name) for f in singular_forms(w)}
     out = []
     for table in tables:
         for column in table.columns:
             name = column.name.lower()
-            if name in referenced_lower or column.is_primary_key or (table.name.lower(), name) in keys:
+            if name in referenced_lower or column.is_primary_key or (table.name.lower(), name) in keys \
+                    or _labels_rows(table, column):
                 continue
             notion = [w for w in split_identifier(column.name) if len(w) > 2 and w not in STOPWORDS
                       and w not in _PLAIN_NAME_WORDS and w not in QUESTION_FORM_WORDS]
-            if not notion or all(singular_forms(w) & table_words or w in held or w in literals for w in notion):
+            if not notion or all(singular_forms(w) & (table_words | held) or w in literals for w in notion):
                 continue
             if says_name(question, "_".join(notion)):
                 out.append(f"{table.name}.{column.name}")
     return out
+
+
+def _labels_rows(table: Table, column: Column) -> bool:
+    """A text column whose values ingest found all distinct (``university.School``): it names each row, so
+    the question saying it ("How many schools ...") names the table's rows, which any column stands for."""
+    distinct, rows = column.stats.distinct_count, table.row_count
+    return bool(distinct and rows and rows > 1 and distinct >= rows and not column.holds_numbers)
 
 
 def negated_by_row(question: str, tree: exp.Expression) -> list[str]:
@@ -223,25 +264,31 @@ def other_measure(question: str, tree: exp.Expression, dialect: str | None = Non
     return said[0], key.sql(dialect=dialect, normalize_functions=False), quantity  # as the model wrote it
 
 
+def _first(code: str, found: Sequence[Any], text: Callable[[Any], str]) -> list[Flag]:
+    """One flag ``code`` for the first of ``found`` (none when nothing was found)."""
+    return [Flag(code, text(found[0]))] if found else []
+
+
 def _degenerate(tree: exp.Expression, schema: DatabaseSchema, explanation: Explanation,
                 dialect: str | None) -> list[Flag]:
     """The flags of :mod:`kgsql.generate.degenerate`: answers the query's form decides."""
-    flags: list[Flag] = []
     echoed = echoed_columns(tree, dialect)
-    if echoed:
-        flags.append(Flag("echo", f"the query shows only {', '.join(echoed[:3])}, which its WHERE fixes to a "
-                                  "value: the answer repeats the question"))
-    for column in counts_per_unique_key(tree, schema)[:1]:
-        flags.append(Flag("count-per-unique", f"the query counts rows per {column}, which is unique: every "
-                                              "count is 1"))
-    for table in unlinked_joins(tree, schema)[:1]:
-        flags.append(Flag("unlinked-join", f"the query joins {table} with no condition tying it to the other "
-                                           "tables: every row is paired with every row"))
     stored = [f.column for f in explanation.filters if f.stored is not None]
-    for column, word in text_for_numbers(tree, schema, stored)[:1]:
-        flags.append(Flag("text-for-number", f"the query compares {column}, which holds numbers, with the text "
-                                             f"'{word}', which it does not hold"))
-    return flags
+    keys = unlabelled_groups(tree, dialect)
+    return [
+        *_first("echo", [echoed] if echoed else [], lambda shown: f"the query shows only {', '.join(shown[:3])}, "
+                "which its WHERE fixes to a value: the answer repeats the question"),
+        *_first("count-per-unique", counts_per_unique_key(tree, schema),
+                lambda column: f"the query counts rows per {column}, which is unique: every count is 1"),
+        *_first("unlinked-join", unlinked_joins(tree, schema), lambda table: f"the query joins {table} with no "
+                "condition tying it to the other tables: every row is paired with every row"),
+        *_first("text-for-number", text_for_numbers(tree, schema, stored), lambda found: f"the query compares "
+                f"{found[0]}, which holds numbers, with the text '{found[1]}', which it does not hold"),
+        *_first("unlabelled-groups", [keys] if keys else [], lambda grouped: f"the query groups by "
+                f"{', '.join(grouped[:2])} and shows only the aggregates: no row says which group it is"),
+        *_first("counted-measure", counted_measures(tree, schema), lambda column: f"the query counts the rows "
+                f"that have a {column} (COUNT); the amount they add up to is SUM"),
+    ]
 
 
 def _empty_or_null(rows: Sequence[Sequence[Any]], error: str | None) -> list[Flag]:
@@ -262,11 +309,12 @@ def _normal(sql: str, dialect: str) -> str:
 
 def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation: Explanation,
                  rows: Sequence[Sequence[Any]], error: str | None = None, first_sql: str = "",
-                 rounds: int = 1) -> list[Flag]:
+                 rounds: int = 1, exists: RowProbe | None = None) -> list[Flag]:
     """The flags of one answer. ``first_sql``: the first query run; ``rounds``: the generations the
-    correction loop made. ``corrected`` needs both a second generation and a final query other than the first: a join repair alone (no second generation)
-    follows a graph edge, which the explanation shows, where a second generation is the model's guess
-    after a failure."""
+    correction loop made. ``corrected`` needs both a second generation and a final query other than the
+    first: a join repair alone (no second generation) follows a graph edge, which the explanation shows,
+    where a second generation is the model's guess after a failure. ``exists``: a read-only probe on the
+    database, for ``copied-rows`` (without one that flag is not looked for)."""
     flags: list[Flag] = []
     if error:
         flags.append(Flag("failed", f"the query failed: {error.splitlines()[0][:120]}"))
@@ -286,6 +334,9 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
         for table in fanout_joins(question, tree, schema):
             flags.append(Flag("fanout-join", f"the query joins {table} for none of its columns: each row is copied "
                                              f"once per matching row of {table}, which changes counts and sums"))
+        for table in copied_rows(tree, schema, rows, exists, dialect)[:1] if exists is not None and not error else []:
+            flags.append(Flag("copied-rows", f"the answer shows the same row of {table} more than once: a join "
+                                             "copied it (DISTINCT, or IN instead of the join?)"))
         missing = unused_literals(question, tree)
         if missing:
             shown = ", ".join(repr(m) for m in missing[:3])
@@ -303,6 +354,10 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
             flags.append(Flag("other-measure", f"the question asks for the {ranked[0]}, and the query ranks by "
                                                f"{ranked[1]}, which measures {ranked[2]}"))
         flags += _degenerate(tree, schema, explanation, dialect)
+        tied = extreme_tests(tree, dialect) if len(rows) > 1 and not error else []
+        if tied:
+            flags.append(Flag("tied-extreme", f"{len(rows)} rows pass {tied[0]}: they tie, and the question may ask "
+                                              "for one"))
     flags += _empty_or_null(rows, error)
     if sql and rounds > 1 and first_sql and _normal(first_sql, dialect) != _normal(sql, dialect):
         flags.append(Flag("corrected", f"self-correction rewrote the model's first query ({rounds} generations)"))

@@ -16,10 +16,11 @@ from kgsql.correct.values import quote_identifier, quote_table, quote_text
 from kgsql.db.guard import execute_query
 from kgsql.errors import KgsqlError
 from kgsql.generate.explain import ValueProbe, explain_sql
+from kgsql.generate.fanout import RowProbe
 from kgsql.generate.flags import answer_flags
 from kgsql.schema.model import DatabaseSchema
 
-__all__ = ["review", "value_probe"]
+__all__ = ["review", "row_probe", "value_probe"]
 
 
 def value_probe(ctx: CheckContext) -> ValueProbe:
@@ -37,6 +38,17 @@ def value_probe(ctx: CheckContext) -> ValueProbe:
     return probe
 
 
+def row_probe(ctx: CheckContext) -> RowProbe:
+    """A probe that asks the database whether a query returns a row (read-only, one row at most)."""
+    def exists(sql: str) -> bool:
+        try:
+            return bool(execute_query(ctx.connection(), sql, timeout_s=2.0, max_rows=1).rows)
+        except (KgsqlError, OSError, ValueError):
+            return False
+
+    return exists
+
+
 def review(answer: Any, schema: DatabaseSchema) -> Any:
     """Fill ``answer.explanation`` and ``answer.warnings`` (and return the answer); a review that cannot
     be made is left empty, never raised: the answer matters more than its review."""
@@ -45,10 +57,10 @@ def review(answer: Any, schema: DatabaseSchema) -> Any:
     try:
         with CheckContext(schema) as ctx:
             explanation = explain_sql(answer.sql, schema, probe=value_probe(ctx) if schema.path else None)
-        flags = answer_flags(question=answer.standalone or answer.question, sql=answer.sql, schema=schema,
-                             explanation=explanation, rows=answer.rows, error=answer.error,
-                             first_sql=answer.candidates[0] if answer.candidates else "",
-                             rounds=answer.rounds)
+            flags = answer_flags(question=answer.standalone or answer.question, sql=answer.sql, schema=schema,
+                                 explanation=explanation, rows=answer.rows, error=answer.error,
+                                 first_sql=answer.candidates[0] if answer.candidates else "",
+                                 rounds=answer.rounds, exists=row_probe(ctx) if schema.path else None)
     except (KgsqlError, SqlglotError, RecursionError, ValueError, KeyError, AttributeError, TypeError):
         return answer  # a query sqlglot reads oddly: the answer stands, unreviewed
     answer.explanation = explanation.to_dict()

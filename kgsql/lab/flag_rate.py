@@ -41,7 +41,7 @@ def record_flags(record: dict[str, Any], schema: Any) -> list[str]:
     from kgsql.db.isolate import execute_isolated
     from kgsql.generate.explain import explain_sql
     from kgsql.generate.flags import answer_flags
-    from kgsql.generate.review import value_probe
+    from kgsql.generate.review import row_probe, value_probe
 
     sql, error = record.get("pred") or "", None
     extra = record.get("extra") or {}
@@ -53,12 +53,12 @@ def record_flags(record: dict[str, Any], schema: Any) -> list[str]:
             rows = execute_isolated(schema.path, sql, timeout_s=30.0, max_rows=1000).rows
         except KgsqlError as exc:
             error = str(exc)
-    with CheckContext(schema) as ctx:  # the stored values probed as the review probes them
-        explanation = explain_sql(sql, schema, probe=value_probe(ctx) if schema.path else None)
     candidates = extra.get("candidates") or []
-    flags = answer_flags(question=record["question"], sql=sql, schema=schema, explanation=explanation, rows=rows,
-                         error=error, first_sql=candidates[0] if candidates else "",
-                         rounds=int(record.get("rounds") or 1))
+    with CheckContext(schema) as ctx:  # the database probed as the review probes it
+        explanation = explain_sql(sql, schema, probe=value_probe(ctx) if schema.path else None)
+        flags = answer_flags(question=record["question"], sql=sql, schema=schema, explanation=explanation,
+                             rows=rows, error=error, first_sql=candidates[0] if candidates else "",
+                             rounds=int(record.get("rounds") or 1), exists=row_probe(ctx) if schema.path else None)
     return [f.code for f in flags]
 
 
@@ -101,8 +101,8 @@ def summary(report: dict[str, Any]) -> str:
     lines = [f"{report['records']} answers: {report['wrong']} wrong, {report['right']} right",
              f"wrong answers with >= 1 flag: {pct(report['wrong_flagged'])} (goal >= 60 %)",
              f"right answers with no flag:   {pct(report['right_clean'])} (goal >= 90 %)",
-             "flag            on wrong  on right"]
-    lines += [f"{code:<15} {n['wrong']:>8}  {n['right']:>8}" for code, n in report["by_flag"].items()]
+             "flag               on wrong  on right"]
+    lines += [f"{code:<18} {n['wrong']:>8}  {n['right']:>8}" for code, n in report["by_flag"].items()]
     return "\n".join(lines)
 
 

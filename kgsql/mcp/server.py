@@ -175,8 +175,18 @@ class GraphTools:
                 self._make_lm = default_lm
             self._asker = build(self.method, self.graph, self._make_lm(), retriever=self.retriever(), follow_ingest=True)
         earlier = thread.history if thread is not None else []
-        answer = self._asker.ask(question, db=db, **(thread.context_for(self._asker) if thread is not None
-                                                     else {"history": None}))
+        context = thread.context_for(self._asker) if thread is not None else {"history": None}
+        asker = self._asker
+
+        def ask_on(name: str) -> Any:
+            return asker.ask(question, db=name, **context)
+
+        if routing is None or thread is not None:  # a conversation stays on its database
+            answer = ask_on(db)
+        else:
+            from kgsql.route.fallback import answer_routed
+
+            answer, routing = answer_routed(routing, ask_on)  # the next database when this one says nothing
         if thread is not None:
             thread.record(question, answer)
         if answer.error and not answer.sql:

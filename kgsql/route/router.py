@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -53,6 +53,18 @@ class Route:
     score: float
 
 
+@dataclass(frozen=True)
+class PassedOver:
+    """A likelier database whose answer said nothing (``kgsql.route.fallback``): why, and the SQL it tried."""
+
+    db: str
+    why: str
+    sql: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
 @dataclass
 class Routing:
     """The ranked databases for one question; ``close`` when the first two are within the margin."""
@@ -64,10 +76,15 @@ class Routing:
     timings_ms: dict[str, float] = field(default_factory=dict)
     #: False when no word of the question is a word, name or value of any database (routed by meaning alone).
     matched: bool = True
+    #: The databases tried first whose answers said nothing, each with why (``kgsql.route.fallback``).
+    passed_over: tuple[PassedOver, ...] = ()
+    #: Where the answer came from when that is not the first choice (``kgsql.route.fallback``).
+    answered: str | None = None
 
     @property
     def db(self) -> str:
-        return self.ranked[0].db
+        """The database the answer is from: the first choice, unless its answer said nothing."""
+        return self.answered or self.ranked[0].db
 
     @property
     def gap(self) -> float:
@@ -79,17 +96,21 @@ class Routing:
 
     @property
     def tied_with(self) -> str | None:
-        """The runner-up when the call is close, else None."""
-        return self.ranked[1].db if self.close else None
+        """The runner-up when the call is close and the answer is the first choice's, else None."""
+        return self.ranked[1].db if self.close and not self.passed_over else None
 
     def to_dict(self, top: int = 3) -> dict[str, Any]:
         return {"db": self.db, "close": self.close, "tied_with": self.tied_with,
                 "gap": None if math.isinf(self.gap) else round(self.gap, 4), "margin": self.margin,
-                "mode": self.mode, "matched": self.matched, "candidates": [{"db": r.db, "score": round(r.score, 4)} for r in self.ranked[:top]]}
+                "mode": self.mode, "matched": self.matched,
+                "passed_over": [p.to_dict() for p in self.passed_over],
+                "candidates": [{"db": r.db, "score": round(r.score, 4)} for r in self.ranked[:top]]}
 
     def note(self) -> str:
         """One line for a person: which database, and the runner-up when the call was close."""
         line = f"routed to database '{self.db}'"
+        if self.passed_over:
+            line += " (" + "; ".join(f"'{p.db}' was likelier, and its answer {p.why}" for p in self.passed_over) + ")"
         if self.tied_with is not None:
             line += (f" (close call: '{self.tied_with}' was nearly as likely; answered on '{self.db}', "
                      f"name the database to ask the other)")

@@ -181,6 +181,7 @@ class Service:
         No ``db``: the question is routed first (the answer's ``routing`` names the database and a close second)."""
         from kgsql.methods import parse_sets
         from kgsql.methods import get_method
+        from kgsql.route.fallback import answer_routed
 
         routing = self.route(question) if db is None else None
         db = db if routing is None else routing.db
@@ -197,7 +198,14 @@ class Service:
             sqls = thread.history_sql if thread is not None else list(history_sql or [])
             t2s = self.method(method, overrides)
             more = {"history_sql": sqls} if earlier and getattr(t2s, "wants_history_sql", False) else {}
-            answer = t2s.ask(question, db=db, evidence=evidence, history=earlier or None, **more)
+
+            def ask_on(name: str) -> Any:
+                return t2s.ask(question, db=name, evidence=evidence, history=earlier or None, **more)
+
+            if routing is None or thread is not None:  # a conversation stays on its database
+                answer = ask_on(db)
+            else:
+                answer, routing = answer_routed(routing, ask_on)  # the next database when this one says nothing
             turns = None
             if thread is not None:  # a failed answer is a turn too: its question still sets the context
                 thread.record(question, answer)

@@ -7,7 +7,7 @@ the cheapest way to make ``"number of customers"`` meet ``num_cust``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 #: Common schema abbreviations -> words. Kept small and unambiguous; the
@@ -99,18 +99,23 @@ def same_words(a: str, b: str) -> bool:
     return len(wa) == len(wb) > 0 and all(singular_forms(x) & singular_forms(y) for x, y in zip(wa, wb))
 
 
+def name_spans(said: Sequence[str], name: str) -> list[range]:
+    """Where the word list ``said`` (:func:`words` of a text) says the identifier ``name``: the positions of
+    each place its words come one after another, each in any number."""
+    forms = [singular_forms(w) for w in said]
+    parts = [singular_forms(p) for p in split_identifier(name)]
+    n = len(parts)
+    if not n:
+        return []
+    return [range(i, i + n) for i in range(len(forms) - n + 1) if all(parts[j] & forms[i + j] for j in range(n))]
+
+
 def names_said(text: str, names: Iterable[str]) -> list[str]:
     """The identifiers among ``names`` that ``text`` says: each one's words, one after another, each in any
     number ("the name of the event" says ``event``, "the tv series" ``TV_series``; "the car maker's full
     name" does not say ``car_names``: scattered words name nothing)."""
-    said = [singular_forms(w) for w in words(text)]
-    out = []
-    for name in names:
-        parts = [singular_forms(p) for p in split_identifier(name)]
-        n = len(parts)
-        if n and any(all(parts[j] & said[i + j] for j in range(n)) for i in range(len(said) - n + 1)):
-            out.append(name)
-    return out
+    said = words(text)
+    return [name for name in names if name_spans(said, name)]
 
 
 def says_name(text: str, name: str) -> bool:

@@ -114,3 +114,40 @@ def test_a_word_stored_among_numbers_is_not_flagged(schema_graph: Any, tmp_path:
         assert codes(held) == [] and codes(missing) == ["text-for-number", "empty-result"]
     finally:
         schema_graph.drop("degenerate_rooms")
+
+
+def test_groups_shown_only_by_their_aggregates_are_flagged(shop: Any) -> None:
+    bare = answered(shop, "How many orders does each customer have?", "SELECT count(*) FROM orders GROUP BY customer_id")
+    assert sorted(bare.rows) == [(1,), (1,), (2,)] and codes(bare) == ["unlabelled-groups"]
+    assert bare.warnings[0]["text"] == ("the query groups by customer_id and shows only the aggregates: no row says "
+                                        "which group it is")
+    labelled = answered(shop, "How many orders does each customer have?",
+                        "SELECT customer_id, count(*) FROM orders GROUP BY customer_id")
+    one_group = answered(shop, "How many orders does the busiest customer have?",
+                         "SELECT count(*) FROM orders GROUP BY customer_id ORDER BY count(*) DESC LIMIT 1")
+    assert labelled.warnings == [] and one_group.warnings == []
+
+
+def test_a_quantity_counted_instead_of_added_up_is_flagged(shop: Any) -> None:
+    counted = answered(shop, "What is the total amount paid?", "SELECT count(amount) FROM payments")
+    assert counted.rows == [(5,)] and codes(counted) == ["counted-measure"]
+    assert counted.warnings[0]["text"] == ("the query counts the rows that have a payments.amount (COUNT); the "
+                                           "amount they add up to is SUM")
+    # an average written out, the different values, and a count of a key are counts meant
+    for sql in ("SELECT sum(amount) / count(amount) FROM payments", "SELECT count(DISTINCT amount) FROM payments",
+                "SELECT count(order_id) FROM payments", "SELECT sum(amount) FROM payments"):
+        assert answered(shop, "What is the total amount paid?", sql).warnings == [], sql
+
+
+def test_rows_that_tie_for_an_extreme_are_flagged(shop: Any) -> None:
+    # Ann and Cy both live in Oslo, the first city after M: both rows pass the test
+    tied = answered(shop, "Which customer lives in the first city after M?",
+                    "SELECT name FROM customers WHERE city = (SELECT min(city) FROM customers WHERE city > 'M')")
+    assert sorted(tied.rows) == [("Ann",), ("Cy",)] and codes(tied) == ["tied-extreme"]
+    assert tied.warnings[0]["text"] == ("2 rows pass city = (SELECT MIN(city) FROM customers WHERE city > 'M'): "
+                                        "they tie, and the question may ask for one")
+    # one row back: nothing tied
+    latest = answered(shop, "Which customer placed the most recent order?",
+                      "SELECT c.name FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id "
+                      "WHERE o.order_id = (SELECT max(order_id) FROM orders)")
+    assert latest.rows == [("Cy",)] and latest.warnings == []

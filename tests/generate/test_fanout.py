@@ -78,3 +78,40 @@ def test_a_plural_in_ies_names_its_table() -> None:
 
     # "the legality status of these cards" asks for `legalities`: the join is what the question wants
     assert _said("legalities", {"legality"}) and _said("company", {"companies"}) and not _said("count", {"country"})
+
+
+def test_a_listed_row_a_join_copied_is_flagged_by_asking_the_database(shop: Any) -> None:
+    """``copied-rows``: Ann placed two orders, so joining orders lists her twice; the database, asked for the
+    shown table's key, says the same customer came back twice."""
+    answer = answered(shop, "Which customers placed an order?",
+                      "SELECT c.name FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id")
+    assert sorted(answer.rows) == [("Ann",), ("Ann",), ("Bo",), ("Cy",)]
+    assert codes(answer) == ["copied-rows"]
+    assert answer.warnings[0]["text"] == ("the answer shows the same row of customers AS c more than once: a join "
+                                          "copied it (DISTINCT, or IN instead of the join?)")
+
+
+@pytest.mark.parametrize("sql", [
+    # two customers of one city: the rows repeat, the customers do not
+    "SELECT c.city FROM orders AS o JOIN customers AS c ON o.customer_id = c.customer_id WHERE o.status = 'open'",
+    # copies removed, or no join to make them
+    "SELECT DISTINCT c.name FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id",
+    "SELECT city FROM customers",
+    # shown columns of two tables: which one repeats is not one table's row
+    "SELECT c.city, o.status FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id",
+])
+def test_rows_that_repeat_without_a_copied_row_are_not_flagged(shop: Any, sql: str) -> None:
+    answer = answered(shop, "Which customers placed an order?", sql)
+    assert "copied-rows" not in codes(answer) and answer.error is None
+
+
+def test_without_a_database_probe_copied_rows_is_not_looked_for(shop: Any) -> None:
+    from kgsql.generate.fanout import copied_rows
+
+    tree = parse_sql("SELECT c.name FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id", "sqlite")
+    asked: list[str] = []
+    rows = [("Ann",), ("Ann",)]
+    assert copied_rows(tree, shop, rows, lambda sql: asked.append(sql) or True) == ["customers AS c"]
+    assert 'GROUP BY "customer_id" HAVING COUNT(*) > 1' in asked[0]
+    assert copied_rows(tree, shop, [("Ann",), ("Bo",)], lambda sql: asked.append(sql) or True) == []
+    assert len(asked) == 1  # rows that do not repeat are not asked about

@@ -81,7 +81,7 @@ def test_a_column_the_question_names_and_the_query_leaves_out(shop: Any) -> None
                     "ON o.customer_id = c.customer_id WHERE o.status = 'shipped'")
     # a key stands for its row (customer_id is "customer"), and a query that shows * leaves nothing out
     by_key = answered(shop, "How many orders does each customer have?",
-                      "SELECT count(*) FROM orders GROUP BY customer_id")
+                      "SELECT customer_id, count(*) FROM orders GROUP BY customer_id")
     starred = answered(shop, "Show the status and the customer of every order.", "SELECT * FROM orders")
     assert used.warnings == [] and by_key.warnings == [] and starred.warnings == []
 
@@ -154,3 +154,48 @@ def test_the_answer_shows_them_in_its_repr_and_notebook_html(shop: Any) -> None:
     html = answer._repr_html_()
     assert "the query returned no rows" in html and "<details><summary>What the query does</summary>" in html
     assert answer.to_dict()["warnings"] == [{"code": "empty-result", "text": "the query returned no rows"}]
+
+
+def test_a_command_word_and_a_used_tables_own_words_name_no_unused_table() -> None:
+    from kgsql.generate.flags import unused_tables
+    from kgsql.schema.model import Column, DatabaseSchema, Table
+
+    schema = DatabaseSchema("orchestra", tables=[Table(n, columns=[Column("id")]) for n in
+                                                 ("show", "conductor", "Ref_Template_Types", "Templates", "student")])
+    # "Show" / "Please show" open the request; "a show" names the table
+    assert unused_tables("Please show the name of the conductor.", ["conductor"], schema) == []
+    assert unused_tables("Show the names of conductors. Show them sorted.", ["conductor"], schema) == []
+    assert unused_tables("Which conductors have a show?", ["conductor"], schema) == ["show"]
+    # "template type" is the used Ref_Template_Types, not Templates; "templates" alone names Templates
+    assert unused_tables("What is the template type code for description Book?", ["Ref_Template_Types"],
+                         schema) == []
+    assert unused_tables("Which template types do the templates use?", ["Ref_Template_Types"],
+                         schema) == ["Templates"]
+    # a quoted value's words are the value's, not a table's
+    assert unused_tables('Which conductor leads "Student Enterprises"?', ["conductor"], schema) == []
+    assert unused_tables("Which conductor teaches a student?", ["conductor"], schema) == ["student"]
+
+
+def test_a_column_that_names_the_rows_or_shares_a_used_columns_word_is_not_unused() -> None:
+    from kgsql.generate.flags import unused_columns
+    from kgsql.schema.model import Column, ColumnStats, DatabaseSchema, Table
+    from kgsql.sql.names import parse_sql
+
+    def university(distinct: int | None) -> DatabaseSchema:
+        return DatabaseSchema("basketball", tables=[Table("university", row_count=5, columns=[
+            Column("School_ID", "INTEGER", is_primary_key=True),
+            Column("School", "TEXT", stats=ColumnStats(distinct_count=distinct)),
+            Column("Enrollment", "INTEGER")])])
+
+    sql = parse_sql("SELECT sum(Enrollment) FROM university", "sqlite")
+    # each school's name is its own: "schools" names the rows, which the query sums over
+    assert unused_columns("Return the total enrollment across all schools.", sql, ["university"],
+                          university(5)) == []
+    assert unused_columns("Return the total enrollment across all schools.", sql, ["university"],
+                          university(3)) == ["university.School"]
+    rooms = DatabaseSchema("inn", tables=[Table("Rooms", columns=[
+        Column("RoomId", "TEXT", is_primary_key=True), Column("beds", "INTEGER"), Column("bedType", "TEXT")])])
+    # "bed" is bedType's word, used; "beds" is the same word in another number
+    assert unused_columns("Find the number of rooms with king beds.",
+                          parse_sql("SELECT count(*) FROM Rooms WHERE bedType = 'King'", "sqlite"), ["Rooms"],
+                          rooms) == []

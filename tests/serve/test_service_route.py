@@ -38,3 +38,29 @@ def test_ask_without_db_is_routed(schema_graph, serve_graph, tmp_path: Path) -> 
     status, spec = request(server, "GET", "/api/openapi.json")
     ask = spec["paths"]["/api/ask"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert status == 200 and ask["required"] == ["question"]
+
+
+def test_a_routed_answer_that_says_nothing_is_asked_of_the_next_database(schema_graph, serve_graph,
+                                                                         tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The first choice's answer returns no rows (however often the correction loop asks again), so the
+    runner-up is asked; its answer is kept and the routing names the database passed over and why."""
+    names = make_databases(tmp_path / "warehouse")
+    schema_graph.ingest(tmp_path / "warehouse")
+    first_sql: list[int] = []
+
+    def sql(messages: list[dict[str, Any]], step: str, params: Any) -> str:
+        if step == "sql":
+            first_sql.append(1)
+        return "SELECT telescope_name FROM telescopes WHERE aperture_mm > 9000" if len(first_sql) == 1 \
+            else TELESCOPES
+
+    server = serve_graph(ScriptedLM(sql))
+    status, answer = request(server, "POST", "/api/ask", {"question": CLOSE_CALL})
+    assert status == 200, answer
+    pair = {names["observatory_north"], names["observatory_south"]}
+    routing = answer["routing"]
+    assert [p["why"] for p in routing["passed_over"]] == ["returned no rows"]
+    passed = routing["passed_over"][0]["db"]
+    assert passed in pair and routing["db"] == answer["db"] == (pair - {passed}).pop()
+    assert answer["rows"] == [[2]] and answer["sql"] == TELESCOPES
+    assert routing["tied_with"] is None  # the answer is no longer the first choice's

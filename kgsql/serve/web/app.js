@@ -277,7 +277,9 @@ async function ask(event) {
 function routedNote(routing) {
   if (!routing) return "";
   const close = routing.tied_with ? ` (close call: ${routing.tied_with} was nearly as likely; pick it to ask there)` : "";
-  return `Routed to ${routing.db}${close}. `;
+  // a likelier database whose answer said nothing (no rows, failed, refused) was passed over
+  const passed = (routing.passed_over || []).map((p) => ` (${p.db} was likelier, and its answer ${p.why})`).join("");
+  return `Routed to ${routing.db}${passed}${close}. `;
 }
 
 async function teach(sql) {
