@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from kgsql.cli_types import bounded_int, non_negative_int
+from kgsql.cli_types import non_negative_int
 from kgsql.db.privilege import add_privileged_flag, apply_privileged_flag
 from kgsql.errors import InputError
 from kgsql.eval.datasets import Dataset, GoldQuestion, available_benchmarks, get_benchmark, per_benchmark
@@ -30,6 +30,7 @@ from kgsql.eval.datasets.registry import cross_fold_benchmarks, language_help, l
 from kgsql.eval.interactions import interaction_line
 from kgsql.eval.method import default_shots, lead_shots, make_method, parse_sets, registry
 from kgsql.eval.metric_registry import get_metric, metric_names
+from kgsql.eval.pooled import add_pool_arguments
 from kgsql.eval.protocols import PAPER_SHOTS, cross_fold_groups, load_pool, paper_table, parse_folds, single_groups
 from kgsql.eval.records import Record, RecordLog
 from kgsql.eval.report import summarize, write_report
@@ -121,19 +122,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "a call the records lack is logged unscored as not replayable")
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    _add_pool_arguments(parser)
+    add_pool_arguments(parser)
     add_privileged_flag(parser)
-
-
-def _add_pool_arguments(parser: argparse.ArgumentParser) -> None:
-    """The pooled setting: no question told its database (kgsql.eval.pooled)."""
-    parser.add_argument("--pool-databases", nargs="?", const=True, default=False, metavar="FOLDER",
-                        help="ingest every database of the dataset and route each question among them (no database "
-                             "named; records note routed_db and routed_right; kgsql.route); with FOLDER, every "
-                             "database under it joins the pool too (a warehouse: every Spider database)")
-    parser.add_argument("--route-tries", type=bounded_int(1, 20), default=DEFAULT_TRIES, metavar="N",
-                        help="with --pool-databases: ask the next routed database while an answer says nothing (no "
-                             "rows, failed, refused), N at most (1: the first choice only; kgsql.route.fallback)")
 
 
 # --------------------------------------------------------------------------- planning
@@ -225,6 +215,9 @@ def run_eval(args: argparse.Namespace, *, lm: Any = None, graph: Any = None, enc
 
     Returns the run summary also written to ``OUT/run.json``."""
     methods = _methods(args)
+    if getattr(args, "replay", None) is not None and getattr(args, "pool_databases", False) \
+            and getattr(args, "route_tries", DEFAULT_TRIES) > 1:  # a try's calls replay per question, not per database
+        raise InputError("--replay with --pool-databases needs --route-tries 1")
     if getattr(args, "replay", None) is not None and lm is None:
         lm = ReplayLM.from_records(args.replay)
     overrides = parse_sets(args.sets)

@@ -150,8 +150,9 @@ def _only_aggregates(shown: exp.Expression) -> bool:
 
 
 def unlabelled_groups(tree: exp.Expression, dialect: str | None = None) -> list[str]:
-    """The GROUP BY keys (as written, in ``dialect``) of an answer's SELECT that groups, returns more than
-    one group and shows only aggregates: which number belongs to which group the rows do not say."""
+    """The GROUP BY keys (as written, in ``dialect``) of an answer's SELECT that groups, may return more than
+    one group (no ``LIMIT 1``) and shows only aggregates: which number belongs to which group the rows do not
+    say. Whether more than one group came back, the rows say (the flag asks for two rows at least)."""
     for select in result_selects(tree):
         group = select.args.get("group")
         if group is None or picks_one_row(select) or not select.expressions:
@@ -188,17 +189,26 @@ def counted_measures(tree: exp.Expression, schema: DatabaseSchema) -> list[str]:
     return out
 
 
+def _correlated(inner: exp.Select) -> bool:
+    """Does a subquery name a table it does not read (an outer query's: one extreme per outer row)?"""
+    own = {t.alias_or_name.lower() for t in inner.find_all(exp.Table)}
+    return any(c.table and c.table.lower() not in own for c in inner.find_all(exp.Column))
+
+
 def extreme_tests(tree: exp.Expression, dialect: str | None = None) -> list[str]:
-    """The tests (as written) of an answer's SELECT that keep the rows equal to an extreme, ``x = (SELECT
-    MAX(x) FROM ...)`` with one ungrouped MIN or MAX: every row that ties passes."""
+    """The tests (as written) of the answer's one SELECT that keep the rows equal to an extreme, ``x =
+    (SELECT MAX(x) FROM ...)`` with one ungrouped, uncorrelated MIN or MAX: every row that ties passes. A
+    UNION's rows are not one test's, so it is not read."""
+    selects = result_selects(tree)
+    if len(selects) != 1:
+        return []
     out: list[str] = []
-    for select in result_selects(tree):
-        for test in conjuncts(select.args.get("where")):
-            if not isinstance(test, exp.EQ):
-                continue
-            for side in (test.this, test.expression):
-                inner = side.this if isinstance(side, exp.Subquery) else None
-                if isinstance(inner, exp.Select) and inner.args.get("group") is None \
-                        and len(inner.expressions) == 1 and isinstance(inner.expressions[0], (exp.Max, exp.Min)):
-                    out.append(test.sql(dialect=dialect))
+    for test in conjuncts(selects[0].args.get("where")):
+        if not isinstance(test, exp.EQ):
+            continue
+        for side in (test.this, test.expression):
+            inner = side.this if isinstance(side, exp.Subquery) else None
+            if isinstance(inner, exp.Select) and inner.args.get("group") is None and not _correlated(inner) \
+                    and len(inner.expressions) == 1 and isinstance(inner.expressions[0], (exp.Max, exp.Min)):
+                out.append(test.sql(dialect=dialect))
     return out

@@ -247,11 +247,13 @@ def copied_rows(tree: exp.Expression, schema: DatabaseSchema, rows: Sequence[Seq
             continue
         alias = owners.pop()
         table = tables[alias]
-        written = next(t.alias_or_name for t in _read_tables(select) if t.alias_or_name.lower() == alias)
         if not table.primary_key:
             continue
+        node = next(t for t in _read_tables(select) if t.alias_or_name.lower() == alias)
+        written = node.args["alias"].this if node.alias else node.this  # quoted as the query quotes it
         keys = select.copy()
-        keys.set("expressions", [exp.column(k, table=written, quoted=True) for k in table.primary_key])
+        keys.set("expressions", [exp.Column(this=exp.to_identifier(k, quoted=True), table=written.copy())
+                                 for k in table.primary_key])
         for part in ("order", "limit", "offset"):
             keys.set(part, None)
         probe = exp.select("1").from_(keys.subquery("shown")) \

@@ -141,7 +141,8 @@ def unused_columns(question: str, tree: exp.Expression, used: Iterable[str], sch
     question asks (``highest``, ``total``: :data:`kgsql.generate.refusal.QUESTION_FORM_WORDS`) and words of a
     table's name ("the dog's age" says ``Dogs``, not ``dog_id``). Not flagged: keys, declared or discovered (a
     query stands for a row by any of them; the columns of a join mined from past queries are not keys), a
-    text column whose values are all distinct (it names the rows: ``university.School``), a column whose words
+    text column whose values are all distinct when the question says it in the plural ("how many schools":
+    ``university.School`` names the rows, not a value asked for), a column whose words
     a used column's name (in either number: "beds" for ``bedType``) or a literal of the query holds (a USING
     list's names are used), any column of a query that shows ``*`` or joins NATURAL."""
     if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
@@ -165,11 +166,12 @@ def unused_columns(question: str, tree: exp.Expression, used: Iterable[str], sch
     for table in tables:
         for column in table.columns:
             name = column.name.lower()
-            if name in referenced_lower or column.is_primary_key or (table.name.lower(), name) in keys \
-                    or _labels_rows(table, column):
+            if name in referenced_lower or column.is_primary_key or (table.name.lower(), name) in keys:
                 continue
             notion = [w for w in split_identifier(column.name) if len(w) > 2 and w not in STOPWORDS
                       and w not in _PLAIN_NAME_WORDS and w not in QUESTION_FORM_WORDS]
+            if _labels_rows(table, column) and _said_in_plural(question, notion):
+                continue
             if not notion or all(singular_forms(w) & (table_words | held) or w in literals for w in notion):
                 continue
             if says_name(question, "_".join(notion)):
@@ -178,10 +180,17 @@ def unused_columns(question: str, tree: exp.Expression, used: Iterable[str], sch
 
 
 def _labels_rows(table: Table, column: Column) -> bool:
-    """A text column whose values ingest found all distinct (``university.School``): it names each row, so
-    the question saying it ("How many schools ...") names the table's rows, which any column stands for."""
+    """A text column whose values ingest found all distinct (``university.School``): it names each row."""
     distinct, rows = column.stats.distinct_count, table.row_count
     return bool(distinct and rows and rows > 1 and distinct >= rows and not column.holds_numbers)
+
+
+def _said_in_plural(question: str, notion: Sequence[str]) -> bool:
+    """Does the question say a word of ``notion`` in the plural ("How many schools", "across all schools")?
+    Said so of a column that names each row, it names the rows (which any column stands for); "the location
+    of the stadium" asks for the column itself."""
+    said = words(question)
+    return any(w != q and w in singular_forms(q) for w in notion for q in said)
 
 
 def negated_by_row(question: str, tree: exp.Expression) -> list[str]:
@@ -270,11 +279,12 @@ def _first(code: str, found: Sequence[Any], text: Callable[[Any], str]) -> list[
 
 
 def _degenerate(tree: exp.Expression, schema: DatabaseSchema, explanation: Explanation,
-                dialect: str | None) -> list[Flag]:
-    """The flags of :mod:`kgsql.generate.degenerate`: answers the query's form decides."""
+                dialect: str | None, many_rows: bool) -> list[Flag]:
+    """The flags of :mod:`kgsql.generate.degenerate`: answers the query's form decides (``many_rows``: the
+    answer has two rows at least, which groups need before they can be told apart)."""
     echoed = echoed_columns(tree, dialect)
     stored = [f.column for f in explanation.filters if f.stored is not None]
-    keys = unlabelled_groups(tree, dialect)
+    keys = unlabelled_groups(tree, dialect) if many_rows else []
     return [
         *_first("echo", [echoed] if echoed else [], lambda shown: f"the query shows only {', '.join(shown[:3])}, "
                 "which its WHERE fixes to a value: the answer repeats the question"),
@@ -353,7 +363,7 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
         if ranked:
             flags.append(Flag("other-measure", f"the question asks for the {ranked[0]}, and the query ranks by "
                                                f"{ranked[1]}, which measures {ranked[2]}"))
-        flags += _degenerate(tree, schema, explanation, dialect)
+        flags += _degenerate(tree, schema, explanation, dialect, len(rows) > 1 and not error)
         tied = extreme_tests(tree, dialect) if len(rows) > 1 and not error else []
         if tied:
             flags.append(Flag("tied-extreme", f"{len(rows)} rows pass {tied[0]}: they tie, and the question may ask "

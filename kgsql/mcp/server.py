@@ -181,12 +181,11 @@ class GraphTools:
         def ask_on(name: str) -> Any:
             return asker.ask(question, db=name, **context)
 
-        if routing is None or thread is not None:  # a conversation stays on its database
-            answer = ask_on(db)
-        else:
-            from kgsql.route.fallback import answer_routed
+        from kgsql.route.fallback import answer_turn
 
-            answer, routing = answer_routed(routing, ask_on)  # the next database when this one says nothing
+        answer, routing = answer_turn(routing, db, earlier, ask_on)  # the next database if this one says nothing
+        if thread is not None and routing is not None and routing.db != db:  # a new thread: kept where answered
+            thread = self.conversations.get(routing.db, conversation, reset=reset)
         if thread is not None:
             thread.record(question, answer)
         if answer.error and not answer.sql:

@@ -11,11 +11,12 @@ its first; the routing notes every database passed over and why (``Routing.passe
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
+from kgsql.errors import KgsqlError
 from kgsql.route.router import PassedOver, Routing
 
-__all__ = ["DEFAULT_TRIES", "answer_routed", "says_nothing"]
+__all__ = ["DEFAULT_TRIES", "answer_routed", "answer_turn", "says_nothing"]
 
 #: Databases asked at most, in the router's order (the first choice and the runner-up).
 DEFAULT_TRIES = 2
@@ -24,13 +25,14 @@ _NOTHING = {"empty-result": "returned no rows", "null-result": "returned one row
 
 
 def says_nothing(answer: Any) -> str | None:
-    """Why ``answer`` says nothing (refused, failed, no rows, one NULL), or None when it says something."""
+    """Why ``answer`` says nothing (refused, its query failed, no rows, one NULL), or None when it says
+    something (or when no query was written: a model that cannot be reached fails on every database)."""
     if getattr(answer, "refusal", ""):
         return "was a refusal"
     codes = [w.get("code") for w in getattr(answer, "warnings", None) or []]
     found = next((_NOTHING[c] for c in codes if c in _NOTHING), None)
-    if found is None and getattr(answer, "error", None):
-        found = "failed"
+    if found is None and getattr(answer, "error", None) and getattr(answer, "sql", ""):
+        found = "failed"  # the query ran and failed; an error with no SQL (the model unreachable) is no answer at all
     return found
 
 
@@ -41,7 +43,12 @@ def answer_routed(routing: Routing, ask: Callable[[str], Any], tries: int = DEFA
     first = None
     passed: list[PassedOver] = []
     for route in routing.ranked[:max(1, tries)]:
-        answer = ask(route.db)
+        try:
+            answer = ask(route.db)
+        except KgsqlError:
+            if first is None:
+                raise
+            break  # the runner-up could not be asked: the first choice's answer stands
         why = says_nothing(answer)
         if why is None:
             if not passed:
@@ -50,3 +57,12 @@ def answer_routed(routing: Routing, ask: Callable[[str], Any], tries: int = DEFA
         first = answer if first is None else first
         passed.append(PassedOver(route.db, why, getattr(answer, "sql", "") or ""))
     return first, routing
+
+
+def answer_turn(routing: Routing | None, db: str, earlier: Sequence[str],
+                ask: Callable[[str], Any]) -> tuple[Any, Routing | None]:
+    """A question's answer where it belongs: on ``db`` when nothing was routed or the question follows
+    ``earlier`` ones (its conversation is about that database), else :func:`answer_routed`."""
+    if routing is None or earlier:
+        return ask(db), routing
+    return answer_routed(routing, ask)

@@ -181,7 +181,7 @@ class Service:
         No ``db``: the question is routed first (the answer's ``routing`` names the database and a close second)."""
         from kgsql.methods import parse_sets
         from kgsql.methods import get_method
-        from kgsql.route.fallback import answer_routed
+        from kgsql.route.fallback import answer_turn
 
         routing = self.route(question) if db is None else None
         db = db if routing is None else routing.db
@@ -202,10 +202,9 @@ class Service:
             def ask_on(name: str) -> Any:
                 return t2s.ask(question, db=name, evidence=evidence, history=earlier or None, **more)
 
-            if routing is None or thread is not None:  # a conversation stays on its database
-                answer = ask_on(db)
-            else:
-                answer, routing = answer_routed(routing, ask_on)  # the next database when this one says nothing
+            answer, routing = answer_turn(routing, db, earlier, ask_on)  # the next database if this one says nothing
+            if thread is not None and routing is not None and routing.db != db:  # a new thread: kept where answered
+                thread = self.conversations.get(routing.db, conversation, reset=reset)
             turns = None
             if thread is not None:  # a failed answer is a turn too: its question still sets the context
                 thread.record(question, answer)

@@ -105,3 +105,19 @@ def test_fingerprint_depends_on_every_message() -> None:
     a = [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}]
     b = [{"role": "system", "content": "s"}, {"role": "user", "content": "q2"}]
     assert prompt_fingerprint(a) == prompt_fingerprint([dict(m) for m in a]) != prompt_fingerprint(b)
+
+
+def test_a_pooled_replay_needs_one_route_try(tmp_path: Path) -> None:
+    """A routed question's tries are recorded as one question's calls: replayed per database they would
+    not line up, so the pooled setting replays the first choice only, and says so before any work."""
+    import subprocess
+    import sys
+
+    records = tmp_path / "records.jsonl"
+    records.write_text("{}\n", encoding="utf-8")
+    args = [sys.executable, "-m", "kgsql.eval", "run", "--dataset", "spider", "--data-dir", str(tmp_path),
+            "--pool-databases", "--replay", str(records), "--out", str(tmp_path / "out")]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and done.stderr.strip().splitlines() == \
+        ["error: --replay with --pool-databases needs --route-tries 1"]
+    assert not (tmp_path / "out").exists()

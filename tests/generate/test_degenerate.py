@@ -123,6 +123,9 @@ def test_groups_shown_only_by_their_aggregates_are_flagged(shop: Any) -> None:
                                         "which group it is")
     labelled = answered(shop, "How many orders does each customer have?",
                         "SELECT customer_id, count(*) FROM orders GROUP BY customer_id")
+    one_row = answered(shop, "How many orders does customer 1 have?",
+                       "SELECT count(*) FROM orders WHERE customer_id = 1 GROUP BY customer_id")
+    assert one_row.rows == [(2,)] and one_row.warnings == []  # one group: nothing to tell apart
     one_group = answered(shop, "How many orders does the busiest customer have?",
                          "SELECT count(*) FROM orders GROUP BY customer_id ORDER BY count(*) DESC LIMIT 1")
     assert labelled.warnings == [] and one_group.warnings == []
@@ -151,3 +154,8 @@ def test_rows_that_tie_for_an_extreme_are_flagged(shop: Any) -> None:
                       "SELECT c.name FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id "
                       "WHERE o.order_id = (SELECT max(order_id) FROM orders)")
     assert latest.rows == [("Cy",)] and latest.warnings == []
+    # one extreme per city (a correlated subquery): the rows are one per group, not a tie
+    per_city = answered(shop, "Which customer has the largest id in each city?",
+                        "SELECT name FROM customers AS c WHERE customer_id = "
+                        "(SELECT max(customer_id) FROM customers AS d WHERE d.city = c.city)")
+    assert len(per_city.rows) == 3 and "tied-extreme" not in codes(per_city)

@@ -105,8 +105,10 @@ def test_rows_that_repeat_without_a_copied_row_are_not_flagged(shop: Any, sql: s
     assert "copied-rows" not in codes(answer) and answer.error is None
 
 
-def test_without_a_database_probe_copied_rows_is_not_looked_for(shop: Any) -> None:
+def test_the_database_is_asked_only_when_rows_repeat_and_only_with_a_probe(shop: Any) -> None:
+    from kgsql.generate.explain import explain_sql
     from kgsql.generate.fanout import copied_rows
+    from kgsql.generate.flags import answer_flags
 
     tree = parse_sql("SELECT c.name FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id", "sqlite")
     asked: list[str] = []
@@ -115,3 +117,24 @@ def test_without_a_database_probe_copied_rows_is_not_looked_for(shop: Any) -> No
     assert 'GROUP BY "customer_id" HAVING COUNT(*) > 1' in asked[0]
     assert copied_rows(tree, shop, [("Ann",), ("Bo",)], lambda sql: asked.append(sql) or True) == []
     assert len(asked) == 1  # rows that do not repeat are not asked about
+    sql = "SELECT c.name FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id"
+    flags = answer_flags(question="Which customers placed an order?", sql=sql, schema=shop,
+                         explanation=explain_sql(sql, shop), rows=rows)  # no probe: not looked for
+    assert "copied-rows" not in [f.code for f in flags]
+
+
+def test_the_probe_names_the_shown_table_as_the_query_writes_it() -> None:
+    """PostgreSQL folds an unquoted alias to lower case: the probe must not quote ``T1`` (it would name no table)."""
+    from kgsql.generate.fanout import copied_rows
+    from kgsql.schema.model import Column, DatabaseSchema, Table
+
+    schema = DatabaseSchema("cars", tables=[
+        Table("countries", columns=[Column("CountryId", "INTEGER", is_primary_key=True), Column("CountryName")]),
+        Table("car_makers", columns=[Column("Id", "INTEGER", is_primary_key=True), Column("Country", "INTEGER")])],
+        dialect="postgres")
+    tree = parse_sql("SELECT T1.CountryName FROM countries AS T1 JOIN car_makers AS T2 ON T1.CountryId = T2.Country",
+                     "postgres")
+    asked: list[str] = []
+    assert copied_rows(tree, schema, [("France",), ("France",)], lambda sql: asked.append(sql) or True,
+                       "postgres") == ["countries AS T1"]
+    assert 'T1."CountryId"' in asked[0] and '"T1"' not in asked[0]

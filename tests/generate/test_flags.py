@@ -193,6 +193,9 @@ def test_a_column_that_names_the_rows_or_shares_a_used_columns_word_is_not_unuse
                           university(5)) == []
     assert unused_columns("Return the total enrollment across all schools.", sql, ["university"],
                           university(3)) == ["university.School"]
+    # said once, in the singular, it is the value asked for
+    assert unused_columns("What is the enrollment of the school founded first?", sql, ["university"],
+                          university(5)) == ["university.School"]
     rooms = DatabaseSchema("inn", tables=[Table("Rooms", columns=[
         Column("RoomId", "TEXT", is_primary_key=True), Column("beds", "INTEGER"), Column("bedType", "TEXT")])])
     # "bed" is bedType's word, used; "beds" is the same word in another number

@@ -66,3 +66,25 @@ def test_when_every_answer_says_nothing_the_first_choice_stands() -> None:
     ask, asked = _answers(north=refused, south=_said("south", [(1,)]))
     answer, routing = answer_routed(_routing(), ask, tries=1)
     assert asked == ["north"] and answer is refused
+
+
+def test_no_query_written_is_not_a_reason_to_ask_elsewhere() -> None:
+    """An error with no SQL (the model unreachable) would fail on every database: the first answer stands."""
+    unreachable = Answer(question="How many telescopes?", db="north", error="model endpoint unreachable")
+    ask, asked = _answers(north=unreachable, south=_said("south", [(2,)]))
+    answer, routing = answer_routed(_routing(), ask)
+    assert says_nothing(unreachable) is None and asked == ["north"] and answer is unreachable
+
+
+def test_a_runner_up_that_cannot_be_asked_leaves_the_first_answer() -> None:
+    from kgsql.errors import InputError
+
+    empty = _said("north", [], warnings=[{"code": "empty-result", "text": "the query returned no rows"}])
+
+    def ask(db: str) -> Answer:
+        if db == "south":
+            raise InputError("unknown database 'south'")
+        return empty
+
+    answer, routing = answer_routed(_routing(), ask)
+    assert answer is empty and routing.db == "north" and not routing.passed_over

@@ -64,3 +64,9 @@ def test_a_routed_answer_that_says_nothing_is_asked_of_the_next_database(schema_
     assert passed in pair and routing["db"] == answer["db"] == (pair - {passed}).pop()
     assert answer["rows"] == [[2]] and answer["sql"] == TELESCOPES
     assert routing["tied_with"] is None  # the answer is no longer the first choice's
+    # the page sends a conversation id with every question: a thread's first question falls back the same way,
+    # and the thread is kept on the database that answered
+    first_sql.clear()
+    status, threaded = request(server, "POST", "/api/ask", {"question": CLOSE_CALL, "conversation": "page-1"})
+    assert status == 200 and threaded["routing"]["passed_over"] and threaded["rows"] == [[2]]
+    assert threaded["turns"][0]["question"] == CLOSE_CALL
