@@ -152,6 +152,7 @@ BAD_OPTIONS = [
     *cases("kgsql.eval", RUN, "--limit", "0"),
     *cases("kgsql.eval", RUN, "--timeout", "-5"),
     *cases("kgsql.eval", RUN, "--half-seed", "-1"),
+    *cases("kgsql.eval", RUN, "--route-tries", "0", "21"),
     *cases("kgsql.eval", RUN, "--concurrency", "0"),
     *cases("kgsql.eval", RUN, "--n-ctx", "-8192"),
     *cases("kgsql.eval", RUN, "--seed", "-1"),
