@@ -49,6 +49,8 @@ def answer_routed(routing: Routing, ask: Callable[[str], Any], tries: int = DEFA
             if first is None:
                 raise
             break  # the runner-up could not be asked: the first choice's answer stands
+        if first is not None and getattr(answer, "error", None) and not getattr(answer, "sql", ""):
+            break  # no query written there (the model unreachable): not an answer to prefer to the first
         why = says_nothing(answer)
         if why is None:
             if not passed:

@@ -88,3 +88,7 @@ def test_a_runner_up_that_cannot_be_asked_leaves_the_first_answer() -> None:
 
     answer, routing = answer_routed(_routing(), ask)
     assert answer is empty and routing.db == "north" and not routing.passed_over
+    unreachable = Answer(question="How many telescopes?", db="south", error="model endpoint unreachable")
+    ask, asked = _answers(north=empty, south=unreachable)
+    answer, routing = answer_routed(_routing(), ask)
+    assert asked == ["north", "south"] and answer is empty and not routing.passed_over
