@@ -219,6 +219,8 @@ def routing_line(routing: dict[str, Any]) -> str:
     line = f"{routing['db']} (routed: no --db given)"
     for passed in routing.get("passed_over") or []:  # a likelier database whose answer said nothing
         line += f"; '{passed['db']}' was likelier, and its answer {passed['why']}"
+    for tried in routing.get("also_tried") or []:  # asked too, and said nothing either
+        line += f"; '{tried['db']}' was asked too, and its answer {tried['why']}"
     if routing.get("tied_with"):
         line += (f"; close call: '{routing['tied_with']}' was nearly as likely, answered on '{routing['db']}' "
                  f"(give --db {routing['tied_with']} for the other)")

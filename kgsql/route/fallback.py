@@ -39,7 +39,8 @@ def says_nothing(answer: Any) -> str | None:
 def answer_routed(routing: Routing, ask: Callable[[str], Any], tries: int = DEFAULT_TRIES) -> tuple[Any, Routing]:
     """Ask ``ask(db)`` on the routing's first choice, and on the next databases (``tries`` in all) while each
     answer says nothing (:func:`says_nothing`). Returns the first answer that says something with the
-    routing noting the databases passed over, else the first choice's answer and its routing unchanged."""
+    routing noting the databases passed over, else the first choice's answer (its routing noting the other
+    databases asked, ``also_tried``, which no longer names a close second to try)."""
     first = None
     passed: list[PassedOver] = []
     for route in routing.ranked[:max(1, tries)]:
@@ -58,6 +59,8 @@ def answer_routed(routing: Routing, ask: Callable[[str], Any], tries: int = DEFA
             return answer, dataclasses.replace(routing, passed_over=tuple(passed), answered=route.db)
         first = answer if first is None else first
         passed.append(PassedOver(route.db, why, getattr(answer, "sql", "") or ""))
+    if len(passed) > 1:  # every database asked said nothing: the first choice's answer, and the others noted
+        return first, dataclasses.replace(routing, also_tried=tuple(passed[1:]))
     return first, routing
 
 

@@ -80,6 +80,8 @@ class Routing:
     passed_over: tuple[PassedOver, ...] = ()
     #: Where the answer came from when that is not the first choice (``kgsql.route.fallback``).
     answered: str | None = None
+    #: The next databases were asked too and said nothing either: the first choice's answer stands.
+    also_tried: tuple[PassedOver, ...] = ()
 
     @property
     def db(self) -> str:
@@ -97,13 +99,14 @@ class Routing:
     @property
     def tied_with(self) -> str | None:
         """The runner-up when the call is close and the answer is the first choice's, else None."""
-        return self.ranked[1].db if self.close and not self.passed_over else None
+        return self.ranked[1].db if self.close and not self.passed_over and not self.also_tried else None
 
     def to_dict(self, top: int = 3) -> dict[str, Any]:
         return {"db": self.db, "close": self.close, "tied_with": self.tied_with,
                 "gap": None if math.isinf(self.gap) else round(self.gap, 4), "margin": self.margin,
                 "mode": self.mode, "matched": self.matched,
                 "passed_over": [p.to_dict() for p in self.passed_over],
+                "also_tried": [p.to_dict() for p in self.also_tried],
                 "candidates": [{"db": r.db, "score": round(r.score, 4)} for r in self.ranked[:top]]}
 
     def note(self) -> str:
@@ -111,6 +114,8 @@ class Routing:
         line = f"routed to database '{self.db}'"
         if self.passed_over:
             line += " (" + "; ".join(f"'{p.db}' was likelier, and its answer {p.why}" for p in self.passed_over) + ")"
+        if self.also_tried:
+            line += " (" + "; ".join(f"'{p.db}' was asked too, and its answer {p.why}" for p in self.also_tried) + ")"
         if self.tied_with is not None:
             line += (f" (close call: '{self.tied_with}' was nearly as likely; answered on '{self.db}', "
                      f"name the database to ask the other)")

@@ -63,6 +63,8 @@ def test_when_every_answer_says_nothing_the_first_choice_stands() -> None:
                           apiary=_said("apiary", [(1,)]))
     answer, routing = answer_routed(_routing(), ask)  # two tries by default: apiary is not asked
     assert asked == ["north", "south"] and answer is refused and routing.db == "north" and not routing.passed_over
+    assert routing.also_tried == (PassedOver("south", "failed", "SELECT 1 FROM t"),) and routing.tied_with is None
+    assert "'south' was asked too, and its answer failed" in routing.note()
     ask, asked = _answers(north=refused, south=_said("south", [(1,)]))
     answer, routing = answer_routed(_routing(), ask, tries=1)
     assert asked == ["north"] and answer is refused

@@ -279,7 +279,8 @@ function routedNote(routing) {
   const close = routing.tied_with ? ` (close call: ${routing.tied_with} was nearly as likely; pick it to ask there)` : "";
   // a likelier database whose answer said nothing (no rows, failed, refused) was passed over
   const passed = (routing.passed_over || []).map((p) => ` (${p.db} was likelier, and its answer ${p.why})`).join("");
-  return `Routed to ${routing.db}${passed}${close}. `;
+  const tried = (routing.also_tried || []).map((p) => ` (${p.db} was asked too, and its answer ${p.why})`).join("");
+  return `Routed to ${routing.db}${passed}${tried}${close}. `;
 }
 
 async function teach(sql) {
