@@ -303,13 +303,12 @@ def _here(args: argparse.Namespace, history: list[str], history_sql: list[str]) 
         def ask_on(name: str) -> Any:
             return t2s.ask(args.question, db=name, evidence=args.evidence, history=history or None, **more)
 
-        if routing is None:
-            return ask_on(db).to_dict()
-        from kgsql.route.fallback import answer_routed
+        from kgsql.route.fallback import answer_turn
 
-        answer, routing = answer_routed(routing, ask_on)  # the next database when this one's answer says nothing
+        answer, routing = answer_turn(routing, db, history, ask_on)  # the next database if this one says nothing
         data = answer.to_dict()
-        data["routing"] = routing.to_dict()
+        if routing is not None:
+            data["routing"] = routing.to_dict()
         return data
 
 

@@ -120,16 +120,16 @@ def unused_tables(question: str, used: Iterable[str], schema: DatabaseSchema) ->
     ("Show the names" does not name the table ``show``) and the words of a quoted value."""
     used_lower = {t.lower() for t in used}
     referenced = {fk.ref_table.lower() for fk in schema.foreign_keys if fk.table.lower() in used_lower}
-    said = words(question)
+    forms = [singular_forms(w) for w in words(question)]
     spoken_for = _commands(question)
     for value in question_literals(question):  # "the club 'Hopkins Student Enterprises'" names no Student table
-        spoken_for.update(i for span in name_spans(said, "_".join(words(value))) for i in span)
+        spoken_for.update(i for span in name_spans(forms, "_".join(words(value))) for i in span)
     for table in schema.tables:
         if table.name.lower() in used_lower:
             plain = "_".join(w for w in split_identifier(table.name) if w not in _LOOKUP_PREFIXES)
-            spoken_for.update(i for name in (table.name, plain) for span in name_spans(said, name) for i in span)
+            spoken_for.update(i for name in (table.name, plain) for span in name_spans(forms, name) for i in span)
     return [t.name for t in schema.tables if t.name.lower() not in used_lower | referenced
-            and any(not set(span) <= spoken_for for span in name_spans(said, t.name))]
+            and any(not set(span) <= spoken_for for span in name_spans(forms, t.name))]
 
 
 def unused_columns(question: str, tree: exp.Expression, used: Iterable[str], schema: DatabaseSchema) -> list[str]:
@@ -279,12 +279,12 @@ def _first(code: str, found: Sequence[Any], text: Callable[[Any], str]) -> list[
 
 
 def _degenerate(tree: exp.Expression, schema: DatabaseSchema, explanation: Explanation,
-                dialect: str | None, many_rows: bool) -> list[Flag]:
-    """The flags of :mod:`kgsql.generate.degenerate`: answers the query's form decides (``many_rows``: the
-    answer has two rows at least, which groups need before they can be told apart)."""
+                dialect: str | None, n_rows: int) -> list[Flag]:
+    """The flags of :mod:`kgsql.generate.degenerate`: answers the query's form decides (``n_rows``: the rows
+    it returned, 0 when it failed; groups and ties need two at least before they can be told apart)."""
     echoed = echoed_columns(tree, dialect)
     stored = [f.column for f in explanation.filters if f.stored is not None]
-    keys = unlabelled_groups(tree, dialect) if many_rows else []
+    keys = unlabelled_groups(tree, dialect) if n_rows > 1 else []
     return [
         *_first("echo", [echoed] if echoed else [], lambda shown: f"the query shows only {', '.join(shown[:3])}, "
                 "which its WHERE fixes to a value: the answer repeats the question"),
@@ -298,6 +298,8 @@ def _degenerate(tree: exp.Expression, schema: DatabaseSchema, explanation: Expla
                 f"{', '.join(grouped[:2])} and shows only the aggregates: no row says which group it is"),
         *_first("counted-measure", counted_measures(tree, schema), lambda column: f"the query counts the rows "
                 f"that have a {column} (COUNT); the amount they add up to is SUM"),
+        *_first("tied-extreme", extreme_tests(tree, dialect) if n_rows > 1 else [], lambda test: f"{n_rows} rows "
+                f"pass {test}: they tie, and the question may ask for one"),
     ]
 
 
@@ -363,11 +365,7 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
         if ranked:
             flags.append(Flag("other-measure", f"the question asks for the {ranked[0]}, and the query ranks by "
                                                f"{ranked[1]}, which measures {ranked[2]}"))
-        flags += _degenerate(tree, schema, explanation, dialect, len(rows) > 1 and not error)
-        tied = extreme_tests(tree, dialect) if len(rows) > 1 and not error else []
-        if tied:
-            flags.append(Flag("tied-extreme", f"{len(rows)} rows pass {tied[0]}: they tie, and the question may ask "
-                                              "for one"))
+        flags += _degenerate(tree, schema, explanation, dialect, 0 if error else len(rows))
     flags += _empty_or_null(rows, error)
     if sql and rounds > 1 and first_sql and _normal(first_sql, dialect) != _normal(sql, dialect):
         flags.append(Flag("corrected", f"self-correction rewrote the model's first query ({rounds} generations)"))

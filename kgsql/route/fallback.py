@@ -56,7 +56,7 @@ def answer_routed(routing: Routing, ask: Callable[[str], Any], tries: int = DEFA
         if why is None:
             if not passed:
                 return answer, routing
-            return answer, dataclasses.replace(routing, passed_over=tuple(passed), answered=route.db)
+            return answer, dataclasses.replace(routing, passed_over=tuple(passed))
         first = answer if first is None else first
         passed.append(PassedOver(route.db, why, getattr(answer, "sql", "") or ""))
     if len(passed) > 1:  # every database asked said nothing: the first choice's answer, and the others noted

@@ -78,15 +78,14 @@ class Routing:
     matched: bool = True
     #: The databases tried first whose answers said nothing, each with why (``kgsql.route.fallback``).
     passed_over: tuple[PassedOver, ...] = ()
-    #: Where the answer came from when that is not the first choice (``kgsql.route.fallback``).
-    answered: str | None = None
     #: The next databases were asked too and said nothing either: the first choice's answer stands.
     also_tried: tuple[PassedOver, ...] = ()
 
     @property
     def db(self) -> str:
-        """The database the answer is from: the first choice, unless its answer said nothing."""
-        return self.answered or self.ranked[0].db
+        """The database the answer is from: the first choice, unless its answer said nothing (the databases
+        are asked in rank order, so the answer is from the one after those passed over)."""
+        return self.ranked[len(self.passed_over)].db
 
     @property
     def gap(self) -> float:

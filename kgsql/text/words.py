@@ -99,10 +99,10 @@ def same_words(a: str, b: str) -> bool:
     return len(wa) == len(wb) > 0 and all(singular_forms(x) & singular_forms(y) for x, y in zip(wa, wb))
 
 
-def name_spans(said: Sequence[str], name: str) -> list[range]:
-    """Where the word list ``said`` (:func:`words` of a text) says the identifier ``name``: the positions of
-    each place its words come one after another, each in any number."""
-    forms = [singular_forms(w) for w in said]
+def name_spans(forms: Sequence[set[str]], name: str) -> list[range]:
+    """Where a text says the identifier ``name``: the positions of each place its words come one after
+    another, each in any number. ``forms``: the text's :func:`words`, each as its :func:`singular_forms`
+    (made once by the caller, who asks about many names)."""
     parts = [singular_forms(p) for p in split_identifier(name)]
     n = len(parts)
     if not n:
@@ -114,8 +114,8 @@ def names_said(text: str, names: Iterable[str]) -> list[str]:
     """The identifiers among ``names`` that ``text`` says: each one's words, one after another, each in any
     number ("the name of the event" says ``event``, "the tv series" ``TV_series``; "the car maker's full
     name" does not say ``car_names``: scattered words name nothing)."""
-    said = words(text)
-    return [name for name in names if name_spans(said, name)]
+    forms = [singular_forms(w) for w in words(text)]
+    return [name for name in names if name_spans(forms, name)]
 
 
 def says_name(text: str, name: str) -> bool:
