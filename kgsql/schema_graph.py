@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -161,6 +162,14 @@ class SchemaGraph:
         from kgsql.graph.visualize import export_schema
 
         return export_schema(self.schema(database), Path(path))
+
+    @cached_property
+    def vector_stage(self) -> Any:
+        """The retriever's first stage on wide databases from the server's vector index (Neo4j 5.13+:
+        ``kgsql.graph.vectors``), or None: the retriever's own in-memory one (the embedded server)."""
+        from kgsql.graph.vectors import vector_stage
+
+        return vector_stage(self.store)
 
     def close(self) -> None:
         self.store.close()

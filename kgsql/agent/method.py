@@ -142,7 +142,8 @@ class AgentMethod:
         self.drafter = drafter  # ``draft``: asks the default method first (``drafter(question, db, evidence=)``)
         # each database read from the graph once (again after a re-ingest with follow_ingest), not per question
         self.schemas = GraphSchemas(graph, follow_ingest=follow_ingest)
-        self.retriever = lazy_retriever(retriever, encoder)  # one for every question, built on the first search
+        # one for every question, built on the first search
+        self.retriever = lazy_retriever(retriever, encoder, getattr(graph, "vector_stage", None))
 
     def tools(self, db: str) -> DatabaseTools:
         o = self.options

@@ -63,6 +63,10 @@ def is_transient_conflict(exc: BaseException) -> bool:
     return False
 
 
+#: The first Neo4j release with generally available node vector indexes.
+VECTOR_INDEX_SINCE = (5, 13)
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """What the connected server supports beyond the Cypher kgsql always uses."""
@@ -72,8 +76,13 @@ class Capabilities:
 
     @classmethod
     def detect(cls, agent: str) -> "Capabilities":
-        is_neo4j = agent.lower().startswith("neo4j/") and "arcade" not in agent.lower()
-        return cls(server=agent, vector_index=is_neo4j)
+        """From the server's Bolt agent string: Neo4j's node vector indexes (``CREATE VECTOR INDEX``,
+        ``db.index.vector.queryNodes``) are there from 5.13 on (CalVer 2025.01 and later too); servers that
+        speak Bolt as "Neo4j/x compatible" (ArcadeDB, Memgraph) have other vector syntaxes or none."""
+        version = re.match(r"neo4j/v?(\d+)\.(\d+)", agent.strip().lower())
+        foreign = any(word in agent.lower() for word in ("arcade", "compatible", "memgraph"))
+        vector = bool(version) and not foreign and (int(version[1]), int(version[2])) >= VECTOR_INDEX_SINCE
+        return cls(server=agent, vector_index=vector)
 
 
 class Tx:

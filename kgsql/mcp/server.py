@@ -82,7 +82,8 @@ class GraphTools:
         self._make_lm = make_lm
         self.method = method
         self._graph: Any = None
-        self.retriever = lazy_retriever()  # one for every database, built on the first search
+        # one for every database, built on the first search (with the graph's vector index where it has one)
+        self.retriever = lazy_retriever(first_stage=lambda: getattr(self.graph, "vector_stage", None))
         self._schemas: GraphSchemas | None = None
         self._asker: Any = None
         self._router: Any = None  # kgsql.route.graph_router.GraphRouter, made on the first ask without a db

@@ -8,11 +8,14 @@ one threshold works for short and long questions.
 
 Very wide databases (more token rows than ``exact_limit``) are first narrowed
 to candidate documents by the mean-token vectors (one small product) and the
-exact MaxSim runs on those only, keeping latency bounded.
+exact MaxSim runs on those only, keeping latency bounded. That first stage is
+a seam: a graph server with a vector index answers it instead
+(``kgsql.graph.vectors``), the re-rank on top stays the same.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Optional, Protocol
 
 import numpy as np
 
@@ -62,18 +65,39 @@ class LateInteractionScores:
         return np.nanmean(self.per_token, axis=0) if self.per_token.size else np.zeros(self.per_token.shape[1])
 
 
-def late_interaction(q: np.ndarray, index: TokenIndex, query_tokens: tuple[str, ...] = (), *,
-                     exact_limit: int = 400_000, candidates: int = 2_000,
-                     always: np.ndarray | None = None) -> LateInteractionScores:
-    """Normalised MaxSim of ``q`` against every document (pruned past ``exact_limit`` rows)."""
-    if len(index.emb) <= exact_limit or index.n_docs <= candidates:
-        return LateInteractionScores(maxsim_all(q, index), query_tokens)
-    # Candidate generation: per query token, best documents by mean-token vector.
+#: A first stage bound to one database: (query token vectors, candidates wanted) -> document ids of its
+#: index, or None when it cannot answer (the mean-token stage below runs instead).
+Nearest = Callable[[np.ndarray, int], Optional[np.ndarray]]
+
+
+class FirstStage(Protocol):
+    """A first stage that holds the documents of many databases (a graph server's vector index)."""
+
+    def candidates(self, database: str, index: TokenIndex, q: np.ndarray, k: int) -> np.ndarray | None:
+        """About ``k`` document ids of ``index`` near ``q``'s token vectors, or None when it cannot tell."""
+
+
+def mean_token_candidates(q: np.ndarray, index: TokenIndex, candidates: int) -> np.ndarray:
+    """The best documents by mean-token vector: per query token its ``candidates / len(q)``, and the
+    ``candidates`` best by the question's mean similarity."""
     coarse = q @ index.mean_tok.T  # [nq, n_docs]
     per_tok = max(1, candidates // max(1, len(q)))
     cand = np.unique(np.argpartition(-coarse, per_tok - 1, axis=1)[:, :per_tok].ravel())
     overall = np.argpartition(-coarse.mean(axis=0), min(candidates, index.n_docs) - 1)[:candidates]
-    cand = np.union1d(cand, overall)
+    return np.union1d(cand, overall)
+
+
+def late_interaction(q: np.ndarray, index: TokenIndex, query_tokens: tuple[str, ...] = (), *,
+                     exact_limit: int = 400_000, candidates: int = 2_000,
+                     always: np.ndarray | None = None, nearest: Nearest | None = None) -> LateInteractionScores:
+    """Normalised MaxSim of ``q`` against every document (pruned past ``exact_limit`` rows to the
+    candidates ``nearest`` names, else the mean-token vectors', plus ``always``)."""
+    if len(index.emb) <= exact_limit or index.n_docs <= candidates:
+        return LateInteractionScores(maxsim_all(q, index), query_tokens)
+    cand = nearest(q, candidates) if nearest is not None else None
+    if cand is None:
+        cand = mean_token_candidates(q, index, candidates)
+    cand = np.unique(np.asarray(cand, dtype=np.int64))
     if always is not None and len(always):
         cand = np.union1d(cand, always)
     out = np.full((len(q), index.n_docs), np.nan, dtype=np.float32)

@@ -10,8 +10,10 @@ import threading
 from typing import Any, Callable
 
 
-def lazy_retriever(retriever: Any = None, encoder: Any = None) -> Callable[[], Any]:
-    """A function returning ``retriever``, or a ``SchemaRetriever(encoder)`` made on its first call."""
+def lazy_retriever(retriever: Any = None, encoder: Any = None, first_stage: Any = None) -> Callable[[], Any]:
+    """A function returning ``retriever``, or a ``SchemaRetriever(encoder, first_stage=...)`` made on its first
+    call. ``first_stage``: a graph server's vector index (``SchemaGraph.vector_stage``), or a function returning
+    one or None, called then (a service opens its graph on first use); None: the retriever's own."""
     holder: list[Any] = [retriever]
     lock = threading.Lock()
 
@@ -20,7 +22,9 @@ def lazy_retriever(retriever: Any = None, encoder: Any = None) -> Callable[[], A
             if holder[0] is None:
                 from kgsql.retrieve.retriever import SchemaRetriever
 
-                holder[0] = SchemaRetriever(encoder) if encoder is not None else SchemaRetriever()
+                stage = first_stage() if callable(first_stage) else first_stage
+                holder[0] = (SchemaRetriever(encoder, first_stage=stage) if encoder is not None
+                             else SchemaRetriever(first_stage=stage))
             return holder[0]
 
     return get

@@ -39,7 +39,7 @@ from kgsql.text.encoder import Encoder, TokenEmbeddings, get_encoder
 from kgsql.retrieve.features import COLUMN_FEATURES, LogisticModel, SchemaFacts, column_features, table_features
 from kgsql.retrieve.index import IndexStore, TokenIndex
 from kgsql.schema.joins import FKGraph, complete_joins, fk_graph
-from kgsql.retrieve.late_interaction import LateInteractionScores, late_interaction
+from kgsql.retrieve.late_interaction import FirstStage, LateInteractionScores, late_interaction
 from kgsql.retrieve.selection import (
     REASON_DESCRIPTION, REASON_JOIN, REASON_NAME, REASON_PRIMARY_KEY, REASON_TABLE, REASON_TOP_K, REASON_VALUE,
     ColumnChoice, SchemaSelection,
@@ -155,7 +155,7 @@ class SchemaRetriever:
                  calibration: Calibration | str | os.PathLike[str] | None = None,
                  cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True,
                  value_limits: ValueLimits = ValueLimits(), exact_limit: int = 20_000,
-                 candidates: int = 400) -> None:
+                 candidates: int = 400, first_stage: FirstStage | None = None) -> None:
         self.encoder = get_encoder(encoder) if isinstance(encoder, str) else (encoder or get_encoder())
         if isinstance(calibration, Calibration):
             self.calibration = calibration
@@ -168,6 +168,9 @@ class SchemaRetriever:
         self.value_limits = value_limits
         self.exact_limit = exact_limit
         self.candidates = candidates
+        #: Where a database past ``exact_limit`` token rows gets its candidates (a graph server's vector
+        #: index, ``kgsql.graph.vectors``); None: the index's own mean-token vectors.
+        self.first_stage = first_stage
         self._prepared: OrderedDict[int, tuple[weakref.ref, str | None, int, PreparedDatabase]] = OrderedDict()
         self._values: OrderedDict[str, ValueIndex] = OrderedDict()
 
@@ -228,8 +231,10 @@ class SchemaRetriever:
         t = time.perf_counter()
         n_tables = len(prep.facts.table_names)
         always = np.flatnonzero(value_scores > 0) + n_tables
+        stage = self.first_stage
+        nearest = None if stage is None else (lambda v, k: stage.candidates(prep.schema.name, prep.index, v, k))
         late = late_interaction(q.vectors, prep.index, q.tokens, exact_limit=self.exact_limit,
-                                candidates=self.candidates, always=np.r_[np.arange(n_tables), always])
+                                candidates=self.candidates, always=np.r_[np.arange(n_tables), always], nearest=nearest)
         timings["maxsim"] = _ms(t)
         t = time.perf_counter()
         feats = column_features(late.per_token, q.tokens, question, prep.facts, value_scores)

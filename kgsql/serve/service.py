@@ -32,7 +32,8 @@ class Service:
         self._graph_uri = graph_uri
         self._make_lm = make_lm
         self._graph: Any = None
-        self.retriever = lazy_retriever()  # one for every method and request, built on first use
+        # one for every method and request, built on first use (with the graph's vector index where it has one)
+        self.retriever = lazy_retriever(first_stage=lambda: getattr(self.graph, "vector_stage", None))
         self._lm: Any = None
         self._schemas: Any = None
         self._methods: OrderedDict[tuple[str, str], Any] = OrderedDict()  # LRU of built methods

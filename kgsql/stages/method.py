@@ -137,7 +137,7 @@ class StagedMethod:
         Examples: ``pool``; without one, the database's taught examples, else ``fallback_pool``."""
         from kgsql.retrieve.lazy import lazy_retriever
 
-        get_retriever = lazy_retriever(retriever, encoder)
+        get_retriever = lazy_retriever(retriever, encoder, getattr(graph, "vector_stage", None))
         taught = getattr(graph, "examples", None) if pool is None else None
         stages = one_call_stages(options, lm, get_retriever, pool=pool, encoder=encoder, graph_examples=taught,
                                  fallback_pool=fallback_pool if pool is None else None)

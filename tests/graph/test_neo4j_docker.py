@@ -44,7 +44,8 @@ def test_graph_suite_on_real_neo4j():
             KGSQL_TEST_GRAPH_PASSWORD=neo4j.password,
         )
         proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", str(REPO / "tests" / "graph" / "test_schema_graph.py")],
+            [sys.executable, "-m", "pytest", "-q", str(REPO / "tests" / "graph" / "test_schema_graph.py"),
+             str(REPO / "tests" / "graph" / "test_vectors_neo4j.py")],
             env=env, capture_output=True, text=True, timeout=1800,
         )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]

@@ -285,3 +285,46 @@ def test_a_large_index_is_written_behind_and_wait_finds_it_on_disk(school, tmp_p
     assert len(list(tmp_path.glob("school-*.npz"))) == 1
     again = IndexStore(CountingEncoder(), tmp_path)
     assert np.array_equal(again.get("school", schema_documents(school)).emb, built.emb) and again.encoded == 0
+
+
+def test_first_stage_seam_prunes_to_its_candidates(school) -> None:  # type: ignore[no-untyped-def]
+    """A first stage other than the mean-token one (a graph's vector index) decides which documents the exact
+    MaxSim scores; when it cannot tell (None) the mean-token stage answers as if there were none."""
+    enc = HashEncoder()
+    index = IndexStore(enc, use_disk=False).get("school", schema_documents(school))
+    q = enc.encode_tokens(["students home city"], is_query=True)[0].vectors
+    fast = maxsim_all(q, index)
+    asked: list[int] = []
+
+    def nearest(vectors: np.ndarray, k: int) -> np.ndarray:
+        asked.append(k)
+        return np.array([5, 2])
+
+    pruned = late_interaction(q, index, exact_limit=0, candidates=4, always=np.array([0]), nearest=nearest)
+    assert asked == [4]
+    assert np.flatnonzero(~np.isnan(pruned.per_token[0])).tolist() == [0, 2, 5]
+    np.testing.assert_allclose(pruned.per_token[:, [0, 2, 5]], fast[:, [0, 2, 5]], rtol=1e-6)
+    default = late_interaction(q, index, exact_limit=0, candidates=4)
+    silent = late_interaction(q, index, exact_limit=0, candidates=4, nearest=lambda v, k: None)
+    np.testing.assert_array_equal(silent.per_token, default.per_token)
+    # under the pruning limit nothing is asked: every document is scored exactly
+    late_interaction(q, index, nearest=nearest)
+    assert asked == [4]
+
+
+def test_retriever_asks_its_first_stage_with_the_database(school) -> None:  # type: ignore[no-untyped-def]
+    from kgsql.retrieve import SchemaRetriever
+    from kgsql.retrieve.late_interaction import mean_token_candidates
+
+    calls: list[tuple[str, int]] = []
+
+    class SameAsMemory:
+        def candidates(self, database, index, q, k):  # type: ignore[no-untyped-def]
+            calls.append((database, k))
+            return mean_token_candidates(q, index, k)
+
+    question = "Which students live in the city of the building with most floors?"
+    own = SchemaRetriever(HashEncoder(), use_cache=False, exact_limit=0, candidates=6)
+    staged = SchemaRetriever(HashEncoder(), use_cache=False, exact_limit=0, candidates=6, first_stage=SameAsMemory())
+    assert staged.select(school, question).to_dict() == own.select(school, question).to_dict()
+    assert calls == [("school", 6)]

@@ -1,0 +1,110 @@
+"""Neo4j's vector index as the retriever's first stage on wide databases (issue 33).
+
+On a database of more token rows than the retriever's ``exact_limit`` the exact
+MaxSim runs only on candidate documents; in memory they come from each
+document's mean-token vector (``retrieve.late_interaction``). On a Neo4j server
+(5.13 or later: ``store.capabilities.vector_index``) those same vectors are
+written onto the database's Table and Column nodes once per retrieval index
+(labelled ``SchemaDocument``), and the candidates come from the server's vector
+index: one round trip per question, the nearest documents of each query token
+and of the question's mean. The late-interaction re-rank on top is unchanged.
+The embedded ArcadeDB server has no such index and keeps the in-memory path.
+
+Any trouble with the server (an older release, a refused statement) turns this
+stage off for the process with one warning: the in-memory first stage answers.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import numpy as np
+
+from kgsql.errors import GraphError
+from kgsql.graph.keys import column_key, table_key
+from kgsql.retrieve.index import TokenIndex
+
+log = logging.getLogger(__name__)
+
+#: The vector size ``cypher/document_vectors_index.cypher`` declares (all-MiniLM-L6-v2, the shipped encoder).
+VECTOR_DIMENSIONS = 384
+#: Vectors written per statement.
+WRITE_BATCH = 500
+#: Seconds to wait for a new vector index to come online.
+INDEX_WAIT_S = 300
+
+
+class GraphVectorStage:
+    """Candidate documents from the graph server's vector index (``retrieve.late_interaction.FirstStage``).
+
+    ``overfetch``: the index holds every database of the graph, so each query vector asks for that many
+    times the documents it needs and those of other databases drop out."""
+
+    def __init__(self, store: Any, *, overfetch: int = 4) -> None:
+        self.store = store
+        self.overfetch = overfetch
+        self.disabled = False
+        self._written: dict[str, str] = {}  # database -> retrieval index key whose vectors the graph holds
+        self._index_ready = False
+        self._lock = threading.Lock()
+
+    def candidates(self, database: str, index: TokenIndex, q: np.ndarray, k: int) -> np.ndarray | None:
+        """About ``k`` document ids of ``index`` near ``q``'s token vectors; None when the graph cannot tell."""
+        if self.disabled or index.mean_tok.shape[1] != VECTOR_DIMENSIONS or len(q) == 0:
+            return None
+        per_token = max(1, k // len(q))
+        mean = q.mean(axis=0)
+        vectors = [*q.astype(float).tolist(), (mean / (np.linalg.norm(mean) or 1.0)).astype(float).tolist()]
+        ks = [per_token * self.overfetch] * len(q) + [k * self.overfetch]
+        try:
+            self._ensure_written(database, index)
+            rows = self.store.run("document_vectors_nearest", vectors=vectors, ks=ks, database=database)
+        except GraphError as exc:
+            self.disabled = True
+            log.warning("the graph's vector index cannot serve the retriever (%s); using the in-memory first stage",
+                        exc)
+            return None
+        position = {key: i for i, key in enumerate(document_keys(database, index))}
+        wanted = [per_token] * len(q) + [k]
+        taken = [0] * len(vectors)
+        out: set[int] = set()
+        for row in rows:  # ordered by query, then score
+            i, doc = int(row["query"]), position.get(row["key"])
+            if doc is not None and taken[i] < wanted[i]:
+                taken[i] += 1
+                out.add(doc)
+        return np.array(sorted(out), dtype=np.int64)
+
+    def _ensure_written(self, database: str, index: TokenIndex) -> None:
+        """Write ``index``'s document vectors to the graph unless it already holds them (once per index key;
+        a re-ingest replaces the nodes' properties, the key on the Database node with them)."""
+        with self._lock:
+            if self._written.get(database) == index.key:
+                return
+            if not self._index_ready:
+                self.store.run("document_vectors_index")
+                self.store.run("document_vectors_await", timeout_s=INDEX_WAIT_S)
+                self._index_ready = True
+            rows = self.store.run("document_vectors_key", database=database)
+            if not rows or rows[0]["key"] != index.key:
+                keys = document_keys(database, index)
+                for lo in range(0, len(keys), WRITE_BATCH):
+                    batch = [{"key": key, "vector": index.mean_tok[lo + j].astype(float).tolist()}
+                             for j, key in enumerate(keys[lo:lo + WRITE_BATCH])]
+                    self.store.write(lambda tx, batch=batch: tx.run("document_vectors_write", rows=batch))
+                self.store.run("document_vectors_mark", database=database, key=index.key)
+                log.info("wrote %d document vectors of %s to the graph's vector index", len(keys), database)
+            self._written[database] = index.key
+
+
+def document_keys(database: str, index: TokenIndex) -> list[str]:
+    """The graph node key of each document of ``index``, in its order."""
+    return [table_key(database, table) if column is None else column_key(database, table, column)
+            for table, column in index.doc_keys]
+
+
+def vector_stage(store: Any) -> GraphVectorStage | None:
+    """The graph's vector index as a first stage where the server has one (Neo4j 5.13+), else None."""
+    capabilities = getattr(store, "capabilities", None)
+    return GraphVectorStage(store) if capabilities is not None and capabilities.vector_index else None
