@@ -58,7 +58,8 @@ class GraphVectorStage:
         vectors = [*q.astype(float).tolist(), (mean / (np.linalg.norm(mean) or 1.0)).astype(float).tolist()]
         ks = [per_token * self.overfetch] * len(q) + [k * self.overfetch]
         try:
-            self._ensure_written(database, index)
+            if not self._ensure_written(database, index):
+                return None  # a schema the graph does not hold
             rows = self.store.run("document_vectors_nearest", vectors=vectors, ks=ks, database=database)
         except GraphError as exc:
             self.disabled = True
@@ -74,20 +75,23 @@ class GraphVectorStage:
             if doc is not None and taken[i] < wanted[i]:
                 taken[i] += 1
                 out.add(doc)
-        return np.array(sorted(out), dtype=np.int64)
+        return np.array(sorted(out), dtype=np.int64) if out else None
 
-    def _ensure_written(self, database: str, index: TokenIndex) -> None:
+    def _ensure_written(self, database: str, index: TokenIndex) -> bool:
         """Write ``index``'s document vectors to the graph unless it already holds them (once per index key;
-        a re-ingest replaces the nodes' properties, the key on the Database node with them)."""
+        a re-ingest replaces the nodes' properties, the key on the Database node with them). False: the
+        graph has no such database."""
         with self._lock:
             if self._written.get(database) == index.key:
-                return
+                return True
             if not self._index_ready:
                 self.store.run("document_vectors_index")
                 self.store.run("document_vectors_await", timeout_s=INDEX_WAIT_S)
                 self._index_ready = True
             rows = self.store.run("document_vectors_key", database=database)
-            if not rows or rows[0]["key"] != index.key:
+            if not rows:
+                return False
+            if rows[0]["key"] != index.key:
                 keys = document_keys(database, index)
                 for lo in range(0, len(keys), WRITE_BATCH):
                     batch = [{"key": key, "vector": index.mean_tok[lo + j].astype(float).tolist()}
@@ -96,6 +100,7 @@ class GraphVectorStage:
                 self.store.run("document_vectors_mark", database=database, key=index.key)
                 log.info("wrote %d document vectors of %s to the graph's vector index", len(keys), database)
             self._written[database] = index.key
+            return True
 
 
 def document_keys(database: str, index: TokenIndex) -> list[str]:

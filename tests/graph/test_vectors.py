@@ -30,6 +30,7 @@ class VectorServer:
         self.marks: dict[str, str] = {}
         self.log: list[str] = []
         self.refuse: set[str] = set()
+        self.absent: set[str] = set()  # databases the graph does not hold
         self.capabilities = Capabilities.detect("Neo4j/5.26.0")
 
     def run(self, name: str, /, **params):  # type: ignore[no-untyped-def]
@@ -37,7 +38,7 @@ class VectorServer:
         if name in self.refuse:
             raise GraphError(f"graph query failed: There is no procedure with the name `{name}`")
         if name == "document_vectors_key":
-            return [{"key": self.marks.get(params["database"])}]
+            return [] if params["database"] in self.absent else [{"key": self.marks.get(params["database"])}]
         if name == "document_vectors_mark":
             self.marks[params["database"]] = params["key"]
         if name == "document_vectors_write":
@@ -136,6 +137,15 @@ def test_a_refusing_server_turns_the_stage_off_with_one_warning(indexes, caplog)
     other = IndexStore(HashEncoder(256), use_disk=False).get("beta", schema_documents(wide_schema("beta")))
     fresh = VectorServer()
     assert GraphVectorStage(fresh).candidates("beta", other, q[:, :256], 6) is None and fresh.log == []
+
+
+def test_a_schema_the_graph_does_not_hold_keeps_the_in_memory_stage(indexes) -> None:  # type: ignore[no-untyped-def]
+    server = VectorServer()
+    server.absent.add("alpha")
+    q = HashEncoder(384).encode_tokens(["rivers"], is_query=True)[0].vectors
+    stage = GraphVectorStage(server)
+    assert stage.candidates("alpha", indexes["alpha"], q, 6) is None and not stage.disabled
+    assert "document_vectors_write" not in server.log and "document_vectors_nearest" not in server.log
 
 
 def test_a_reingest_clears_the_vectors_key_on_the_real_graph(schema_graph, make_sqlite, unique_name) -> None:  # type: ignore[no-untyped-def]
