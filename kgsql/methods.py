@@ -151,7 +151,8 @@ def build(name: str, graph: Any, lm: Any, pool: Any = SHIPPED_EXAMPLES, *, retri
                                      encoder=encoder, follow_ingest=follow_ingest)
     from kgsql.retrieve.lazy import lazy_retriever
 
-    stages = _STAGES[type(options)](options, lm, lazy_retriever(retriever, encoder, getattr(graph, "vector_stage", None)), pool=pool, encoder=encoder)
+    get_retriever = lazy_retriever(retriever, encoder, getattr(graph, "vector_stage", None))
+    stages = _STAGES[type(options)](options, lm, get_retriever, pool=pool, encoder=encoder)
     return StagedMethod(graph, lm, stages, options=options, rewrite=options.rewrite,
                         context=getattr(options, "context", "rewrite"), follow_ingest=follow_ingest)
 

@@ -19,6 +19,11 @@ nothing, or say something else than they seem to.
 * **tied extremes**: ``WHERE x = (SELECT MIN(x) ...)`` keeps every row that ties for the extreme ("the
   ship commanded by the youngest captain" with two captains of that age): the flag is raised when more than
   one row comes back (:func:`extreme_tests` finds the test; the rows say whether anything tied).
+* **ungrouped column**: a column shown beside ``COUNT``, ``SUM`` or ``AVG`` with no GROUP BY ("the number
+  and time of the train from Chennai" answered ``SELECT count(*), time FROM train WHERE ...``): one row comes
+  back, and the column's value is the one of some row among those summed up; flagged when the database, asked
+  read-only, says those rows hold more than one value there (a member's major beside the count of her events
+  is one value).
 
 Each reads the SQL (sqlglot) and the schema as ingest saw it (keys, value examples); no model is called.
 """
@@ -28,14 +33,14 @@ from typing import Iterable
 
 from sqlglot import exp
 
-from kgsql.generate.fanout import picks_one_row, result_selects
+from kgsql.generate.fanout import RowProbe, picks_one_row, result_selects
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.comparisons import COMPARISONS, compared, conjuncts, select_conditions
 from kgsql.sql.names import SchemaNames, is_natural, resolved_columns
 from kgsql.text.words import is_number, split_identifier
 
 __all__ = ["counted_measures", "counts_per_unique_key", "echoed_columns", "extreme_tests", "text_for_numbers",
-           "unlabelled_groups", "unlinked_joins"]
+           "ungrouped_columns", "unlabelled_groups", "unlinked_joins"]
 
 
 def _same_column(a: exp.Column, b: exp.Column) -> bool:
@@ -212,3 +217,32 @@ def extreme_tests(tree: exp.Expression, dialect: str | None = None) -> list[str]
                     and len(inner.expressions) == 1 and isinstance(inner.expressions[0], (exp.Max, exp.Min)):
                 out.append(test.sql(dialect=dialect))
     return out
+
+
+#: Aggregates whose one row is no row of the table. MIN and MAX are left out: SQLite takes a plain column
+#: beside them from the row that holds the extreme (``SELECT name, max(age)`` names the oldest).
+_SUMMING = (exp.Count, exp.Sum, exp.Avg)
+
+
+def ungrouped_columns(tree: exp.Expression, exists: RowProbe, dialect: str | None = None) -> list[str]:
+    """The first plain column (as written) an answer's SELECT without GROUP BY shows beside COUNT, SUM or AVG
+    of its own (not in a window) whose rows hold more than one value there: ``exists`` is asked whether the
+    SELECT's rows, that column alone, hold a second distinct value (read-only, one row at most)."""
+    for select in result_selects(tree):
+        if select.args.get("group") is not None:
+            continue
+        shown = [p.this if isinstance(p, exp.Alias) else p for p in select.expressions]
+        if not any(a.find_ancestor(exp.Select) is select and a.find_ancestor(exp.Window) is None
+                   for p in shown for a in p.find_all(*_SUMMING)):
+            continue
+        for column in (c for p in shown for c in p.find_all(exp.Column)
+                       if c.find_ancestor(exp.Select) is select and c.find_ancestor(exp.AggFunc) is None):
+            values = select.copy()
+            values.set("expressions", [column.copy()])
+            values.set("distinct", exp.Distinct())
+            for part in ("having", "order", "limit", "offset"):
+                values.set(part, None)
+            second = exp.select("1").from_(values.subquery("shown_values")).limit(1).offset(1)
+            if exists(second.sql(dialect=dialect)):
+                return [column.sql(dialect=dialect)]
+    return []

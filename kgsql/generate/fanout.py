@@ -29,8 +29,10 @@ RowProbe = Callable[[str], bool]
 
 #: Name words that say nothing of what a table holds (``has_pet``'s "has" is in STOPWORDS already).
 _GENERIC = frozenset({"id", "ids", "ref", "info", "detail", "details", "list", "data", "record", "records"})
-#: What a question counts: the words after "how many" / "number of" / "count of" (up to three).
-_COUNTED = re.compile(r"\b(?:how many|(?:number|count|total) of)\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.I)
+#: What a question counts: the words after "how many" / "number of" / "count of" / "at least two" (up to three).
+_COUNTED = re.compile(r"\b(?:how many|(?:number|count|total) of|(?:at least|at most|more than|fewer than|less than|"
+                      r"exactly)\s+(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)(?:\s+or\s+more)?)\s+"
+                      r"((?:[\w-]+\s+){0,2}[\w-]+)", re.I)
 #: Words between "number of" and the thing counted.
 _COUNT_LEAD = frozenset({"distinct", "different", "unique", "all", "the", "total"})
 #: Endings by which a question's word still names a table's ("rent"/"rental", "own"/"owner").
@@ -138,14 +140,16 @@ def picks_one_row(select: exp.Select) -> bool:
 
 
 def _copies_ignored(select: exp.Select) -> bool:
-    """Copies of rows change nothing: SELECT DISTINCT or ``*``, a GROUP BY without aggregates, only aggregates
-    that ignore them (MIN, MAX, DISTINCT), or one row picked without aggregating (``ORDER BY ... LIMIT 1``)."""
+    """Copies of rows change nothing: only aggregates that ignore them (MIN, MAX, DISTINCT) and then SELECT
+    DISTINCT or ``*``, a GROUP BY, or one row picked (``ORDER BY ... LIMIT 1``). A DISTINCT on the rows shown
+    does not undo copies a COUNT, SUM or AVG of the same SELECT has counted (``HAVING COUNT(*) >= 2``)."""
+    counted = [a for a in _own_aggregates(select)
+               if not (isinstance(a, (exp.Min, exp.Max)) or isinstance(a.this, exp.Distinct))]
+    if counted:
+        return False
     if select.args.get("distinct") is not None or any(isinstance(e, exp.Star) for e in select.expressions):
         return True
-    aggregates = _own_aggregates(select)
-    if not aggregates:
-        return select.args.get("group") is not None or picks_one_row(select)
-    return all(isinstance(a, (exp.Min, exp.Max)) or isinstance(a.this, exp.Distinct) for a in aggregates)
+    return bool(_own_aggregates(select)) or select.args.get("group") is not None or picks_one_row(select)
 
 
 def _counted(question: str) -> set[str]:

@@ -15,9 +15,9 @@ from typing import Any, Callable, Iterable, Sequence
 from sqlglot import exp
 
 from kgsql.generate.degenerate import (counted_measures, counts_per_unique_key, echoed_columns, extreme_tests,
-                                      text_for_numbers, unlabelled_groups, unlinked_joins)
+                                      text_for_numbers, ungrouped_columns, unlabelled_groups, unlinked_joins)
 from kgsql.generate.explain import Explanation
-from kgsql.generate.fanout import RowProbe, copied_rows, fanout_joins
+from kgsql.generate.fanout import RowProbe, copied_rows, fanout_joins, result_selects
 from kgsql.generate.refusal import QUESTION_FORM_WORDS
 from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.sql.dialects import dialect_of, sqlglot_name
@@ -25,19 +25,27 @@ from kgsql.sql.names import is_natural, parse_sql, reads_no_table
 from kgsql.text.measures import asked_quantities, named_quantity
 from kgsql.text.words import STOPWORDS, name_spans, says_name, singular_forms, split_identifier, words
 
-__all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_row", "other_measure",
+__all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_row", "one_total", "other_measure",
            "question_literals", "unused_columns", "unused_literals", "unused_tables"]
 
 FLAG_CODES = ("constant", "no-edge-join", "unlinked-join", "fanout-join", "copied-rows", "unused-table",
               "unused-column", "unused-literal", "negation-by-row", "both-as-either", "other-measure", "echo",
               "count-per-unique", "text-for-number", "unlabelled-groups", "counted-measure", "tied-extreme",
-              "empty-result", "null-result", "corrected", "failed")
+              "ungrouped-column", "one-total", "zero-count", "empty-result", "null-result", "corrected", "failed")
 _QUOTED = re.compile(r"""(?:^|[\s(])["'“‘]([^"'”’]{1,80})["'”’]""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 #: A question that asks for what has none (``do not speak English``, ``without any``, ``never``).
 _NEGATION = re.compile(r"\b(?:not|no|none|never|without)\b|n't\b", re.I)
 _BOTH = re.compile(r"\bboth\b", re.I)
-_SENTENCE_END = re.compile(r"[.?!;]")
+#: A question that asks for one value per group: "for each investor", "by different role types" ("each time"
+#: is a frequency; "on average each college has" asks for one average, so "each" beside "average" is not read).
+_EACH = re.compile(r"\beach\s+(?!time\b)\w+", re.I)
+_DIFFERENT = re.compile(r"\b(?:for|by|on|across|among)\s+(?:the\s+|all\s+|all\s+the\s+)?(?:different|various)\s+\w+",
+                        re.I)
+_AVERAGE = re.compile(r"\b(?:average|mean)\b", re.I)
+#: A sentence's end: the mark before a space or the end of the question; "3.5", "St. Louis", "Mr. Smith" and
+#: "e.g." end none.
+_SENTENCE_END = re.compile(r"(?<!\b[A-Z][a-z])(?<!\b[a-z]\.[a-z])[.?!;](?=\s|$)")
 #: A name's first word that marks a lookup table, which a question does not say ("the template types":
 #: ``Ref_Template_Types``).
 _LOOKUP_PREFIXES = frozenset({"ref", "lu", "lkp", "dim"})
@@ -115,11 +123,12 @@ def unused_tables(question: str, used: Iterable[str], schema: DatabaseSchema) ->
     A table the question names outright and the SQL ignores is the issue's ``Customer_Orders``; any of the
     schema's (retrieval chooses every table the question names, so the selection adds nothing). A table a
     used table holds a key to is not counted: the query can stand for its rows by that key
-    (``Has_Pet.PetID`` for ``Pets``). Not a mention: words that name a used table ("the template type code"
+    (``Has_Pet.PetID`` for ``Pets``, or a column named after the table: ``match_season.Player``). Not a mention: words that name a used table ("the template type code"
     says ``Ref_Template_Types``, which the query reads, not ``Templates``), a command opening a sentence
     ("Show the names" does not name the table ``show``) and the words of a quoted value."""
     used_lower = {t.lower() for t in used}
     referenced = {fk.ref_table.lower() for fk in schema.foreign_keys if fk.table.lower() in used_lower}
+    referenced |= _named_by_columns(schema, used_lower)
     forms = [singular_forms(w) for w in words(question)]
     spoken_for = _commands(question)
     for value in question_literals(question):  # "the club 'Hopkins Student Enterprises'" names no Student table
@@ -130,6 +139,20 @@ def unused_tables(question: str, used: Iterable[str], schema: DatabaseSchema) ->
             spoken_for.update(i for name in (table.name, plain) for span in name_spans(forms, name) for i in span)
     return [t.name for t in schema.tables if t.name.lower() not in used_lower | referenced
             and any(not set(span) <= spoken_for for span in name_spans(forms, t.name))]
+
+
+def _named_by_columns(schema: DatabaseSchema, used_lower: set[str]) -> set[str]:
+    """The tables (lower case) a text column of a used table is named after, every word of the table's name in
+    the column's (``match_season.Player`` for ``player``, ``Marketing_Region_Code`` for ``Marketing_Regions``):
+    the query reads the table's names or codes there. A column of numbers named after a table
+    (``flights.Airline``, the airline's id) holds no names: "which airlines" still needs the table."""
+    def name_forms(name: str) -> list[set[str]]:
+        return [singular_forms(w) for w in split_identifier(name) if w not in _LOOKUP_PREFIXES]
+
+    held = [set().union(*name_forms(c.name)) for t in schema.tables if t.name.lower() in used_lower
+            for c in t.columns if not c.holds_numbers]
+    return {t.name.lower() for t in schema.tables if t.name.lower() not in used_lower and name_forms(t.name)
+            and any(all(forms & column for forms in name_forms(t.name)) for column in held)}
 
 
 def unused_columns(question: str, tree: exp.Expression, used: Iterable[str], schema: DatabaseSchema) -> list[str]:
@@ -231,6 +254,21 @@ def both_as_either(question: str, tree: exp.Expression) -> str | None:
     return None
 
 
+def one_total(question: str, tree: exp.Expression) -> str | None:
+    """The question's "for each X" / "for different X" when every SELECT of the answer aggregates (COUNT, SUM,
+    AVG, MIN, MAX; not COUNT(DISTINCT), which counts the different ones) with no GROUP BY: the rows of all
+    the groups are added into one total. Returned: the question's phrase, or None."""
+    asked = _DIFFERENT.search(question) or (None if _AVERAGE.search(question) else _EACH.search(question))
+    selects = result_selects(tree) if asked else []
+    for select in selects:
+        totals = [a for a in select.find_all(exp.AggFunc)
+                  if a.find_ancestor(exp.Select) is select and a.find_ancestor(exp.Window) is None]
+        if select.args.get("group") is not None or not totals \
+                or all(isinstance(a, exp.Count) and isinstance(a.this, exp.Distinct) for a in totals):
+            return None
+    return " ".join(asked.group(0).split()) if asked and selects else None
+
+
 def _rankings(tree: exp.Expression) -> list[exp.Expression]:
     """What the query ranks by: every SELECT's ORDER BY key (an alias read as its expression) and every
     MAX/MIN. Not read: a positional ``ORDER BY 2``, the ORDER BY of a UNION, a window's ORDER BY."""
@@ -303,6 +341,47 @@ def _degenerate(tree: exp.Expression, schema: DatabaseSchema, explanation: Expla
     ]
 
 
+def _is_zero(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
+
+
+def _zero_count(tree: exp.Expression, rows: Sequence[Sequence[Any]], explanation: Explanation, exists: RowProbe,
+                dialect: str | None) -> list[Flag]:
+    """A COUNT that came to 0 (the counting form of an empty result) while a filter compares a column with a text
+    it holds in no spelling (``dept_code = 'ACCOUNTING'`` where the codes are ``ACCT``): what is counted is not
+    in the database. A text stored with other case or spaces (``' ATO'``), or a column that holds nothing, is
+    the database's own zero: the database is asked, read-only, for the column's value without case and
+    surrounding spaces, and for any value at all."""
+    if len(rows) != 1 or not any(_is_zero(v) for v in rows[0]) or not all(_is_zero(v) or v is None for v in rows[0]) \
+            or tree.find(exp.Count) is None:
+        return []
+    for step in explanation.filters:
+        if step.op != "=" or step.stored is not None or not any(ch.isalpha() for ch in step.value):
+            continue
+        table, _, column = step.column.rpartition(".")
+        spelled = exp.EQ(this=exp.Lower(this=exp.Trim(this=exp.column(column, quoted=True))),
+                         expression=exp.Literal.string(step.value.strip().lower()))
+        near = exp.select("1").from_(_table_node(table, dialect)).where(spelled)
+        some = exp.select("1").from_(_table_node(table, dialect)).where(
+            exp.Not(this=exp.Is(this=exp.column(column, quoted=True), expression=exp.Null())))
+        # a row back: the column holds values, none of them near; an empty column's zero is the database's own;
+        # a probe the database refuses returns no row, and flags nothing
+        unmatched = exp.and_(exp.Not(this=exp.Exists(this=near)), exp.Exists(this=some))
+        if exists(exp.select("1").where(unmatched).sql(dialect=dialect)):
+            return [Flag("zero-count", f"the query counts 0 rows, and {step.column} holds no '{step.value}' in "
+                                       "any spelling")]
+    return []
+
+
+def _table_node(name: str, dialect: str | None) -> exp.Table:
+    """A table of the schema graph, quoted: on PostgreSQL ``hr.staff`` is the table ``staff`` of schema ``hr``
+    (a schema's name holds no dot); elsewhere the name is one identifier, spaces and dots included."""
+    schema, dot, table = name.partition(".")
+    if dot and dialect == "postgres":
+        return exp.Table(this=exp.to_identifier(table, quoted=True), db=exp.to_identifier(schema, quoted=True))
+    return exp.Table(this=exp.to_identifier(name, quoted=True))
+
+
 def _empty_or_null(rows: Sequence[Sequence[Any]], error: str | None) -> list[Flag]:
     if error:
         return []
@@ -326,7 +405,7 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
     correction loop made. ``corrected`` needs both a second generation and a final query other than the
     first: a join repair alone (no second generation) follows a graph edge, which the explanation shows,
     where a second generation is the model's guess after a failure. ``exists``: a read-only probe on the
-    database, for ``copied-rows`` (without one that flag is not looked for)."""
+    database, for ``copied-rows``, ``ungrouped-column`` and ``zero-count`` (without one they are not looked for)."""
     flags: list[Flag] = []
     if error:
         flags.append(Flag("failed", f"the query failed: {error.splitlines()[0][:120]}"))
@@ -349,6 +428,10 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
         for table in copied_rows(tree, schema, rows, exists, dialect)[:1] if exists is not None and not error else []:
             flags.append(Flag("copied-rows", f"the answer shows the same row of {table} more than once: a join "
                                              "copied it (DISTINCT, or IN instead of the join?)"))
+        for column in ungrouped_columns(tree, exists, dialect) if exists is not None and rows and not error else []:
+            flags.append(Flag("ungrouped-column", f"the query shows {column} beside a COUNT, SUM or AVG with no "
+                                                  f"GROUP BY: one row, with the {column} of one of the rows it "
+                                                  "sums up, which hold several (GROUP BY?)"))
         missing = unused_literals(question, tree)
         if missing:
             shown = ", ".join(repr(m) for m in missing[:3])
@@ -361,11 +444,17 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
         if either:
             flags.append(Flag("both-as-either", f"the question asks for 'both', and {either} is tested for either "
                                                 "value (one row holds one value)"))
+        per_group = one_total(question, tree)
+        if per_group and not any(f.code == "ungrouped-column" for f in flags):  # one missing GROUP BY, one flag
+            flags.append(Flag("one-total", f"the question asks '{per_group}', and the query adds all the rows into "
+                                           "one total (no GROUP BY)"))
         ranked = other_measure(question, tree, dialect)
         if ranked:
             flags.append(Flag("other-measure", f"the question asks for the {ranked[0]}, and the query ranks by "
                                                f"{ranked[1]}, which measures {ranked[2]}"))
         flags += _degenerate(tree, schema, explanation, dialect, 0 if error else len(rows))
+        if exists is not None and not error and not any(f.code == "text-for-number" for f in flags):  # one cause
+            flags += _zero_count(tree, rows, explanation, exists, dialect)
     flags += _empty_or_null(rows, error)
     if sql and rounds > 1 and first_sql and _normal(first_sql, dialect) != _normal(sql, dialect):
         flags.append(Flag("corrected", f"self-correction rewrote the model's first query ({rounds} generations)"))

@@ -23,30 +23,30 @@ from kgsql.schema.model import DatabaseSchema
 __all__ = ["review", "row_probe", "value_probe"]
 
 
+def _first_row(ctx: CheckContext, sql: str) -> tuple[Any, ...] | None:
+    """The first row ``sql`` returns on the answer's database (read-only, 2 s at most), or None: no row, or a
+    probe the database refused (a review never fails an answer)."""
+    try:
+        rows = execute_query(ctx.connection(), sql, timeout_s=2.0, max_rows=1).rows
+    except (KgsqlError, OSError, ValueError):
+        return None
+    return tuple(rows[0]) if rows else None
+
+
 def value_probe(ctx: CheckContext) -> ValueProbe:
     """A probe that asks the database whether ``table.column`` holds ``text`` (one row at most, read-only)."""
     def probe(table: str, column: str, text: str) -> str | None:
-        conn = ctx.connection()
-        sql = (f"SELECT {quote_identifier(column)} FROM {quote_table(conn, table)} "
+        sql = (f"SELECT {quote_identifier(column)} FROM {quote_table(ctx.connection(), table)} "
                f"WHERE {quote_identifier(column)} = {quote_text(text)} LIMIT 1")
-        try:
-            rows = execute_query(conn, sql, timeout_s=2.0, max_rows=1).rows
-        except (KgsqlError, OSError, ValueError):
-            return None
-        return str(rows[0][0]) if rows else None
+        row = _first_row(ctx, sql)
+        return str(row[0]) if row else None
 
     return probe
 
 
 def row_probe(ctx: CheckContext) -> RowProbe:
     """A probe that asks the database whether a query returns a row (read-only, one row at most)."""
-    def exists(sql: str) -> bool:
-        try:
-            return bool(execute_query(ctx.connection(), sql, timeout_s=2.0, max_rows=1).rows)
-        except (KgsqlError, OSError, ValueError):
-            return False
-
-    return exists
+    return lambda sql: _first_row(ctx, sql) is not None
 
 
 def review(answer: Any, schema: DatabaseSchema) -> Any:

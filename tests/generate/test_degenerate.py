@@ -159,3 +159,45 @@ def test_rows_that_tie_for_an_extreme_are_flagged(shop: Any) -> None:
                         "SELECT name FROM customers AS c WHERE customer_id = "
                         "(SELECT max(customer_id) FROM customers AS d WHERE d.city = c.city)")
     assert len(per_city.rows) == 3 and "tied-extreme" not in codes(per_city)
+
+
+def test_a_column_shown_beside_a_count_without_group_by_is_flagged(shop: Any) -> None:
+    # "the number and status of the orders": one row, with the status of some order among four of two statuses
+    counted = answered(shop, "Give the number and status of the orders.", "SELECT count(*), status FROM orders")
+    assert counted.rows[0][0] == 4 and codes(counted) == ["ungrouped-column"]
+    assert counted.warnings[0]["text"] == ("the query shows status beside a COUNT, SUM or AVG with no GROUP BY: one "
+                                           "row, with the status of one of the rows it sums up, which hold several "
+                                           "(GROUP BY?)")
+    summed = answered(shop, "What did each customer pay?",
+                      "SELECT c.name, sum(p.amount) FROM customers AS c JOIN orders AS o ON o.customer_id = "
+                      "c.customer_id JOIN payments AS p ON p.order_id = o.order_id WHERE c.city = 'Oslo'")
+    assert codes(summed) == ["ungrouped-column"]
+
+
+@pytest.mark.parametrize("sql", [
+    # the rows summed up hold one value there: Ann's name beside her orders' count
+    "SELECT c.name, count(*) FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id "
+    "WHERE c.customer_id = 1",
+    # grouped, a MIN/MAX's row (SQLite takes the extreme's row), a window, only aggregates
+    "SELECT status, count(*) FROM orders GROUP BY status",
+    "SELECT name, max(customer_id) FROM customers",
+    "SELECT order_id, sum(amount) OVER () FROM payments",
+    "SELECT count(*), sum(amount) FROM payments",
+])
+def test_counts_beside_one_value_or_grouped_are_not_flagged(shop: Any, sql: str) -> None:
+    answer = answered(shop, "How many orders are there?", sql)
+    assert answer.error is None and "ungrouped-column" not in codes(answer), sql
+
+
+def test_the_ungrouped_columns_probe_reads_the_same_rows_in_each_dialect() -> None:
+    from kgsql.generate.degenerate import ungrouped_columns
+    from kgsql.sql.names import parse_sql
+
+    asked: list[str] = []
+    sql = 'SELECT count(*), "T"."Time" FROM train AS "T" WHERE "T".origin = \'Chennai\' ORDER BY 2 LIMIT 5'
+    for dialect in ("sqlite", "postgres"):
+        asked.clear()
+        assert ungrouped_columns(parse_sql(sql, dialect), lambda q: asked.append(q) or True, dialect) == ['"T"."Time"']
+        assert asked == ['SELECT 1 FROM (SELECT DISTINCT "T"."Time" FROM train AS "T" WHERE "T".origin = \'Chennai\') '
+                         'AS shown_values LIMIT 1 OFFSET 1']
+    assert ungrouped_columns(parse_sql(sql, "sqlite"), lambda q: False, "sqlite") == []

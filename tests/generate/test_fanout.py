@@ -138,3 +138,14 @@ def test_the_probe_names_the_shown_table_as_the_query_writes_it() -> None:
     assert copied_rows(tree, schema, [("France",), ("France",)], lambda sql: asked.append(sql) or True,
                        "postgres") == ["countries AS T1"]
     assert 'T1."CountryId"' in asked[0] and '"T1"' not in asked[0]
+
+
+def test_copies_counted_under_a_distinct_and_at_least_n_are_flagged(shop: Any) -> None:
+    """"at least two customers" counts customers, and a DISTINCT on the cities shown does not undo the orders'
+    copies that HAVING count(*) counted: Oslo's two customers come back as three rows, Rome's one as one."""
+    sql = ("SELECT DISTINCT c.city FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id "
+           "GROUP BY c.city HAVING count(*) >= 2")
+    assert fanout_joins("Which cities have at least two customers?", parse_sql(sql, "sqlite"), shop) == ["orders AS o"]
+    # without an aggregate that counts them, the DISTINCT does remove the copies
+    plain = "SELECT DISTINCT c.city FROM customers AS c JOIN orders AS o ON o.customer_id = c.customer_id"
+    assert fanout_joins("Which cities have customers with orders?", parse_sql(plain, "sqlite"), shop) == []

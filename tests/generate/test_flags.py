@@ -117,6 +117,27 @@ def test_both_values_asked_and_either_tested(shop: Any) -> None:
     assert codes(also_or) == ["both-as-either"] and both.warnings == [] and both.rows == [("Ann",)]
 
 
+def test_one_total_for_a_question_asked_per_group_is_flagged(shop: Any) -> None:
+    total = answered(shop, "What is the total amount paid for each order?", "SELECT sum(amount) FROM payments")
+    assert total.rows == [(18.5,)] and codes(total) == ["one-total"]
+    assert total.warnings[0]["text"] == ("the question asks 'each order', and the query adds all the rows into one "
+                                         "total (no GROUP BY)")
+    different = answered(shop, "Show the largest payment for different orders.", "SELECT max(amount) FROM payments")
+    assert codes(different) == ["one-total"] and "'for different orders'" in different.warnings[0]["text"]
+
+
+@pytest.mark.parametrize("question, sql", [
+    ("What is the total amount paid for each order?", "SELECT order_id, sum(amount) FROM payments GROUP BY order_id"),
+    # one average over the groups ("on average each order"), the number of different ones, a list, "each time"
+    ("How much is paid on average for each order?", "SELECT avg(amount) FROM payments"),
+    ("Count the orders of each different status.", "SELECT count(DISTINCT status) FROM orders"),
+    ("Show the status of each order.", "SELECT order_id, status FROM orders"),
+    ("What is the largest amount paid each time?", "SELECT max(amount) FROM payments"),
+])
+def test_totals_the_question_asks_for_are_not_flagged(shop: Any, question: str, sql: str) -> None:
+    assert "one-total" not in codes(answered(shop, question, sql))
+
+
 def test_one_null_is_flagged(shop: Any) -> None:
     answer = answered(shop, "What is the largest payment of Lima's customers?",
                       "SELECT max(p.amount) FROM payments AS p JOIN orders AS o ON p.order_id = o.order_id "
@@ -156,6 +177,26 @@ def test_the_answer_shows_them_in_its_repr_and_notebook_html(shop: Any) -> None:
     assert answer.to_dict()["warnings"] == [{"code": "empty-result", "text": "the query returned no rows"}]
 
 
+def test_a_table_a_used_column_is_named_after_is_no_unused_table() -> None:
+    """"positions of players from college UCLA" answered from ``match_season`` alone: its ``Player`` column
+    stands for the ``player`` table as a key would; a table no used column is named after is still flagged."""
+    from kgsql.generate.flags import unused_tables
+    from kgsql.schema.model import Column, DatabaseSchema, Table
+
+    schema = DatabaseSchema("match_season", tables=[
+        Table("match_season", columns=[Column("Player"), Column("Position"), Column("College"),
+                                       Column("Marketing_Region_Code")]),
+        Table("player", columns=[Column("Player_ID"), Column("Player")]),
+        Table("Ref_Marketing_Regions", columns=[Column("Marketing_Region_Code")]),
+        Table("team", columns=[Column("Team_id"), Column("Name")])])
+    question = "Show the positions of players from college UCLA in each marketing region and their team."
+    assert unused_tables(question, ["match_season"], schema) == ["team"]
+    # a column of numbers named after a table holds its ids, not its names: "which airlines" needs the table
+    flights = DatabaseSchema("flight_2", tables=[Table("flights", columns=[Column("Airline", "INTEGER")]),
+                                                 Table("airlines", columns=[Column("uid"), Column("Airline")])])
+    assert unused_tables("Which airlines have at least 10 flights?", ["flights"], flights) == ["airlines"]
+
+
 def test_a_command_word_and_a_used_tables_own_words_name_no_unused_table() -> None:
     from kgsql.generate.flags import unused_tables
     from kgsql.schema.model import Column, DatabaseSchema, Table
@@ -166,6 +207,9 @@ def test_a_command_word_and_a_used_tables_own_words_name_no_unused_table() -> No
     assert unused_tables("Please show the name of the conductor.", ["conductor"], schema) == []
     assert unused_tables("Show the names of conductors. Show them sorted.", ["conductor"], schema) == []
     assert unused_tables("Which conductors have a show?", ["conductor"], schema) == ["show"]
+    # a period inside a name or a number ends no sentence: the word after it does not open one
+    assert unused_tables("Which conductor led at St. Show hall?", ["conductor"], schema) == ["show"]
+    assert unused_tables("Which conductor earns over 3.5? Show them.", ["conductor"], schema) == []
     # "template type" is the used Ref_Template_Types, not Templates; "templates" alone names Templates
     assert unused_tables("What is the template type code for description Book?", ["Ref_Template_Types"],
                          schema) == []
@@ -202,3 +246,66 @@ def test_a_column_that_names_the_rows_or_shares_a_used_columns_word_is_not_unuse
     assert unused_columns("Find the number of rooms with king beds.",
                           parse_sql("SELECT count(*) FROM Rooms WHERE bedType = 'King'", "sqlite"), ["Rooms"],
                           rooms) == []
+
+
+def test_a_count_of_a_value_the_database_does_not_hold_is_flagged(shop: Any) -> None:
+    zero = answered(shop, "How many orders were cancelled?", "SELECT count(*) FROM orders WHERE status = 'cancelled'")
+    assert zero.rows == [(0,)] and codes(zero) == ["zero-count"]
+    assert zero.warnings[0]["text"] == "the query counts 0 rows, and orders.status holds no 'cancelled' in any spelling"
+
+
+@pytest.mark.parametrize("sql", [
+    # stored with other case and spaces: the zero is the database's own answer
+    "SELECT count(*) FROM orders WHERE status = ' OPEN '",
+    # a stored value that no row of the join has, a count that is not zero, a number compared
+    "SELECT count(*) FROM orders AS o JOIN customers AS c ON o.customer_id = c.customer_id WHERE c.city = 'Lima'",
+    "SELECT count(*) FROM orders WHERE status = 'open'",
+    "SELECT count(*) FROM orders WHERE customer_id = 99",
+])
+def test_zero_counts_of_stored_values_are_not_flagged(shop: Any, sql: str) -> None:
+    assert "zero-count" not in codes(answered(shop, "How many orders are there?", sql)), sql
+
+
+def test_the_zero_count_probe_names_a_schema_qualified_table_for_postgresql() -> None:
+    from kgsql.generate.explain import Explanation, FilterStep
+    from kgsql.generate.flags import _zero_count
+    from kgsql.sql.names import parse_sql
+
+    asked: list[str] = []
+    step = FilterStep("hr.Staff.dept", "=", "Sales ", None, None, "")
+    tree = parse_sql('SELECT count(*) FROM hr."Staff" WHERE dept = \'Sales \'', "postgres")
+    flags = _zero_count(tree, [(0,)], Explanation(filters=[step]), lambda q: asked.append(q) or True, "postgres")
+    assert [f.code for f in flags] == ["zero-count"]
+    assert asked == ['SELECT 1 WHERE NOT EXISTS(SELECT 1 FROM "hr"."Staff" WHERE LOWER(TRIM("dept")) = \'sales\') '
+                     'AND EXISTS(SELECT 1 FROM "hr"."Staff" WHERE NOT "dept" IS NULL)']
+    # a probe the database refuses (no row back) flags nothing; on SQLite a dotted name is one table
+    assert _zero_count(tree, [(0,)], Explanation(filters=[step]), lambda q: False, "postgres") == []
+    asked.clear()
+    _zero_count(tree, [(0,)], Explanation(filters=[step]), lambda q: asked.append(q) or True, "sqlite")
+    assert '"hr.Staff"' in asked[0]
+
+
+def test_a_zero_count_on_a_table_with_no_rows_is_not_flagged(tmp_path: Any) -> None:
+    """An empty table (Spider's music_2 has no rows at all) holds no value in any spelling, and its zero is
+    the database's own answer."""
+    import sqlite3
+
+    from kgsql.correct.context import CheckContext
+    from kgsql.generate.explain import explain_sql
+    from kgsql.generate.flags import answer_flags
+    from kgsql.generate.review import row_probe, value_probe
+    from kgsql.ingest.reader import read_database
+
+    path = tmp_path / "music.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript("CREATE TABLE songs (song_id INTEGER PRIMARY KEY, title TEXT);"
+                           "CREATE TABLE albums (album_id INTEGER PRIMARY KEY, kind TEXT);"
+                           "INSERT INTO albums VALUES (1, 'live');")
+    schema = read_database(path)
+    for sql, flagged in (("SELECT count(*) FROM songs WHERE title = 'Flash'", False),
+                         ("SELECT count(*) FROM albums WHERE kind = 'studio'", True)):
+        with CheckContext(schema) as ctx:
+            explanation = explain_sql(sql, schema, probe=value_probe(ctx))
+            flags = answer_flags(question="How many?", sql=sql, schema=schema, explanation=explanation,
+                                 rows=[(0,)], exists=row_probe(ctx))
+        assert ("zero-count" in [f.code for f in flags]) is flagged, sql

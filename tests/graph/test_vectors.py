@@ -124,7 +124,7 @@ def test_a_changed_index_is_written_again(indexes) -> None:  # type: ignore[no-u
     assert server.marks["alpha"] == changed.key
 
 
-def test_a_refusing_server_turns_the_stage_off_with_one_warning(indexes, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_a_refusing_server_turns_the_stage_off_with_one_warning(indexes, caplog):  # type: ignore[no-untyped-def]
     server = VectorServer()
     server.refuse.add("document_vectors_nearest")
     stage = GraphVectorStage(server)
@@ -148,7 +148,7 @@ def test_a_schema_the_graph_does_not_hold_keeps_the_in_memory_stage(indexes) -> 
     assert "document_vectors_write" not in server.log and "document_vectors_nearest" not in server.log
 
 
-def test_a_reingest_clears_the_vectors_key_on_the_real_graph(schema_graph, make_sqlite, unique_name) -> None:  # type: ignore[no-untyped-def]
+def test_a_reingest_clears_the_vectors_key_on_the_real_graph(schema_graph, make_sqlite, unique_name):  # type: ignore
     """The stage trusts the key on the Database node: a re-ingest that changes the database must drop it
     (its Table and Column nodes' properties, the written vectors among them, are replaced too)."""
     db = unique_name("vkey")

@@ -41,4 +41,5 @@ def test_candidates_come_from_the_servers_vector_index(schema_graph, make_sqlite
     changed = schema_graph.schema(db)
     assert "t_car" in retriever.select(changed, "Which car names are there?").tables
     assert schema_graph.store.run("document_vectors_key", database=db)[0]["key"] == retriever.prepare(changed).index.key
-    assert np.all(stage.candidates(db, retriever.prepare(changed).index, q, 8) < retriever.prepare(changed).index.n_docs)
+    index = retriever.prepare(changed).index
+    assert np.all(stage.candidates(db, index, q, 8) < index.n_docs)
