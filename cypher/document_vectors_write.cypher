@@ -1,7 +1,5 @@
-// Each schema document's mean-token vector on its Table or Column node, labelled for the vector index.
+// Each schema document's mean-token vector on a node of its own, so a re-ingest that replaces the Table and
+// Column nodes' properties leaves it alone (the key on the Database node says whether it is current).
 UNWIND $rows AS row
-OPTIONAL MATCH (t:Table {key: row.key})
-OPTIONAL MATCH (c:Column {key: row.key})
-WITH row, coalesce(c, t) AS n
-WHERE n IS NOT NULL
-SET n:SchemaDocument, n.kgsql_vector = row.vector;
+MERGE (v:SchemaDocument {key: row.key})
+SET v.database = $database, v.kgsql_vector = row.vector;

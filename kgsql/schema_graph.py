@@ -122,6 +122,8 @@ class SchemaGraph:
             tx.run("knowledge_clear", name=database)
 
         self.store.write(work)
+        if self.vector_stage is not None:  # a Neo4j server's vector nodes of the database go with it
+            self.vector_stage.forget(database)
 
     # -- reading -----------------------------------------------------------
     def databases(self) -> list[str]:
@@ -165,7 +167,7 @@ class SchemaGraph:
 
     @cached_property
     def vector_stage(self) -> Any:
-        """The retriever's first stage on wide databases from the server's vector index (Neo4j 5.13+:
+        """The retriever's first stage on wide databases from the server's vector index (Neo4j 5.15+:
         ``kgsql.graph.vectors``), or None: the retriever's own in-memory one (the embedded server)."""
         from kgsql.graph.vectors import vector_stage
 

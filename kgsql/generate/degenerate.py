@@ -220,7 +220,8 @@ def extreme_tests(tree: exp.Expression, dialect: str | None = None) -> list[str]
 
 
 #: Aggregates whose one row is no row of the table. MIN and MAX are left out: SQLite takes a plain column
-#: beside them from the row that holds the extreme (``SELECT name, max(age)`` names the oldest).
+#: beside a query's one MIN or MAX from the row that holds it (``SELECT name, max(age), count(*)`` names the
+#: oldest).
 _SUMMING = (exp.Count, exp.Sum, exp.Avg)
 
 
@@ -229,8 +230,9 @@ def ungrouped_columns(tree: exp.Expression, exists: RowProbe, dialect: str | Non
     of its own (not in a window) whose rows hold more than one value there: ``exists`` is asked whether the
     SELECT's rows, that column alone, hold a second distinct value (read-only, one row at most)."""
     for select in result_selects(tree):
-        if select.args.get("group") is not None:
-            continue
+        extremes = [a for a in select.find_all(exp.Min, exp.Max) if a.find_ancestor(exp.Select) is select]
+        if select.args.get("group") is not None or (dialect in (None, "sqlite") and len(extremes) == 1):
+            continue  # SQLite takes the plain columns from the row of a query's one MIN or MAX, COUNT beside it
         shown = [p.this if isinstance(p, exp.Alias) else p for p in select.expressions]
         if not any(a.find_ancestor(exp.Select) is select and a.find_ancestor(exp.Window) is None
                    for p in shown for a in p.find_all(*_SUMMING)):

@@ -38,14 +38,15 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 _NEGATION = re.compile(r"\b(?:not|no|none|never|without)\b|n't\b", re.I)
 _BOTH = re.compile(r"\bboth\b", re.I)
 #: A question that asks for one value per group: "for each investor", "by different role types" ("each time"
-#: is a frequency; "on average each college has" asks for one average, so "each" beside "average" is not read).
-_EACH = re.compile(r"\beach\s+(?!time\b)\w+", re.I)
+#: is a frequency, "each other" a pairing; "on average each college has" asks for one average, so "each"
+#: beside "average" is not read).
+_EACH = re.compile(r"\beach\s+(?!time\b|other\b)\w+", re.I)
 _DIFFERENT = re.compile(r"\b(?:for|by|on|across|among)\s+(?:the\s+|all\s+|all\s+the\s+)?(?:different|various)\s+\w+",
                         re.I)
 _AVERAGE = re.compile(r"\b(?:average|mean)\b", re.I)
 #: A sentence's end: the mark before a space or the end of the question; "3.5", "St. Louis", "Mr. Smith" and
 #: "e.g." end none.
-_SENTENCE_END = re.compile(r"(?<!\b[A-Z][a-z])(?<!\b[a-z]\.[a-z])[.?!;](?=\s|$)")
+_SENTENCE_END = re.compile(r"(?:(?<!\b[A-Z][a-z])(?<!\b[a-z]\.[a-z])\.|[?!;])(?=\s|$)")
 #: A name's first word that marks a lookup table, which a question does not say ("the template types":
 #: ``Ref_Template_Types``).
 _LOOKUP_PREFIXES = frozenset({"ref", "lu", "lkp", "dim"})
@@ -255,16 +256,17 @@ def both_as_either(question: str, tree: exp.Expression) -> str | None:
 
 
 def one_total(question: str, tree: exp.Expression) -> str | None:
-    """The question's "for each X" / "for different X" when every SELECT of the answer aggregates (COUNT, SUM,
-    AVG, MIN, MAX; not COUNT(DISTINCT), which counts the different ones) with no GROUP BY: the rows of all
-    the groups are added into one total. Returned: the question's phrase, or None."""
+    """The question's "for each X" / "for different X" (outside its quoted values: 'Each Day Lotion') when every
+    SELECT of the answer aggregates (COUNT, SUM, AVG, MIN, MAX) with no GROUP BY: the rows of all the groups
+    are added into one total. Returned: the question's phrase, or None."""
+    for value in question_literals(question):
+        question = question.replace(value, " ")
     asked = _DIFFERENT.search(question) or (None if _AVERAGE.search(question) else _EACH.search(question))
     selects = result_selects(tree) if asked else []
     for select in selects:
         totals = [a for a in select.find_all(exp.AggFunc)
                   if a.find_ancestor(exp.Select) is select and a.find_ancestor(exp.Window) is None]
-        if select.args.get("group") is not None or not totals \
-                or all(isinstance(a, exp.Count) and isinstance(a.this, exp.Distinct) for a in totals):
+        if select.args.get("group") is not None or not totals:
             return None
     return " ".join(asked.group(0).split()) if asked and selects else None
 
@@ -360,7 +362,7 @@ def _zero_count(tree: exp.Expression, rows: Sequence[Sequence[Any]], explanation
             continue
         table, _, column = step.column.rpartition(".")
         spelled = exp.EQ(this=exp.Lower(this=exp.Trim(this=exp.column(column, quoted=True))),
-                         expression=exp.Literal.string(step.value.strip().lower()))
+                         expression=exp.Lower(this=exp.Trim(this=exp.Literal.string(step.value))))  # one folding
         near = exp.select("1").from_(_table_node(table, dialect)).where(spelled)
         some = exp.select("1").from_(_table_node(table, dialect)).where(
             exp.Not(this=exp.Is(this=exp.column(column, quoted=True), expression=exp.Null())))

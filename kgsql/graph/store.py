@@ -63,8 +63,9 @@ def is_transient_conflict(exc: BaseException) -> bool:
     return False
 
 
-#: The first Neo4j release with generally available node vector indexes.
-VECTOR_INDEX_SINCE = (5, 13)
+#: The first Neo4j release with ``CREATE VECTOR INDEX`` (vector indexes are GA from 5.13, created by a
+#: procedure until 5.15).
+VECTOR_INDEX_SINCE = (5, 15)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ class Capabilities:
     @classmethod
     def detect(cls, agent: str) -> "Capabilities":
         """From the server's Bolt agent string: Neo4j's node vector indexes (``CREATE VECTOR INDEX``,
-        ``db.index.vector.queryNodes``) are there from 5.13 on (CalVer 2025.01 and later too); servers that
+        ``db.index.vector.queryNodes``) are there from 5.15 on (CalVer 2025.01 and later too); servers that
         speak Bolt as "Neo4j/x compatible" (ArcadeDB, Memgraph) have other vector syntaxes or none."""
         version = re.match(r"neo4j/v?(\d+)\.(\d+)", agent.strip().lower())
         foreign = any(word in agent.lower() for word in ("arcade", "compatible", "memgraph"))

@@ -181,6 +181,7 @@ def test_a_column_shown_beside_a_count_without_group_by_is_flagged(shop: Any) ->
     # grouped, a MIN/MAX's row (SQLite takes the extreme's row), a window, only aggregates
     "SELECT status, count(*) FROM orders GROUP BY status",
     "SELECT name, max(customer_id) FROM customers",
+    "SELECT name, max(customer_id), count(*) FROM customers",
     "SELECT order_id, sum(amount) OVER () FROM payments",
     "SELECT count(*), sum(amount) FROM payments",
 ])

@@ -41,10 +41,14 @@ class VectorServer:
             return [] if params["database"] in self.absent else [{"key": self.marks.get(params["database"])}]
         if name == "document_vectors_mark":
             self.marks[params["database"]] = params["key"]
+        if name == "document_vectors_clear":
+            self.vectors = {k: v for k, v in self.vectors.items() if v[0] != params["database"]}
         if name == "document_vectors_write":
             for row in params["rows"]:
-                self.vectors[row["key"]] = (row["key"].split("/")[0], np.array(row["vector"]))
+                self.vectors[row["key"]] = (params["database"], np.array(row["vector"]))
         if name == "document_vectors_nearest":
+            if self.marks.get(params["database"]) != params["key"]:
+                return []
             keys = list(self.vectors)
             matrix = np.array([self.vectors[k][1] for k in keys])
             out = []
@@ -73,10 +77,10 @@ def indexes():  # type: ignore[no-untyped-def]
 
 
 def test_capabilities_from_the_bolt_agent() -> None:
-    assert Capabilities.detect("Neo4j/5.13.0").vector_index
+    assert Capabilities.detect("Neo4j/5.15.0").vector_index
     assert Capabilities.detect("Neo4j/5.26.12").vector_index
     assert Capabilities.detect("Neo4j/2025.10.1").vector_index
-    assert not Capabilities.detect("Neo4j/5.12.0").vector_index  # beta syntax only
+    assert not Capabilities.detect("Neo4j/5.13.0").vector_index  # GA, but created by a procedure until 5.15
     assert not Capabilities.detect("Neo4j/4.4.30").vector_index
     assert not Capabilities.detect("Neo4j/5.11.0 compatible graph database server - Memgraph").vector_index
     assert not Capabilities.detect("ArcadeDB/25.1.1").vector_index
@@ -159,3 +163,30 @@ def test_a_reingest_clears_the_vectors_key_on_the_real_graph(schema_graph, make_
     assert schema_graph.store.run("document_vectors_key", database=db) == [{"key": "index-1"}]
     schema_graph.ingest(make_sqlite(db, "CREATE TABLE lake (id INTEGER PRIMARY KEY, name TEXT, depth REAL);"))
     assert schema_graph.store.run("document_vectors_key", database=db) == [{"key": None}]
+
+
+def test_vectors_changed_under_the_stage_are_written_again(indexes) -> None:  # type: ignore[no-untyped-def]
+    """A re-ingest (or another process) changed the key on the Database node: the question gets the in-memory
+    stage's answer and the next one writes the vectors again; a dropped database's vectors go with it."""
+    server = VectorServer()
+    stage = GraphVectorStage(server)
+    q = HashEncoder(384).encode_tokens(["lakes near mountains"], is_query=True)[0].vectors
+    assert stage.candidates("alpha", indexes["alpha"], q, 6) is not None
+    server.marks["alpha"] = None  # what a re-ingest of a changed database does
+    assert stage.candidates("alpha", indexes["alpha"], q, 6) is None
+    writes = server.log.count("document_vectors_write")
+    assert stage.candidates("alpha", indexes["alpha"], q, 6) is not None
+    assert server.log.count("document_vectors_write") > writes and server.marks["alpha"] == indexes["alpha"].key
+    stage.forget("alpha")
+    assert not any(db == "alpha" for db, _ in server.vectors.values())
+
+
+def test_too_few_of_the_databases_own_documents_are_topped_up(indexes) -> None:  # type: ignore[no-untyped-def]
+    """Alike databases share the index: with no over-fetch the nearest nodes are mostly the other
+    database's, and the in-memory stage's candidates are added rather than scoring too few documents."""
+    server = VectorServer()
+    q = HashEncoder(384).encode_tokens(["the biggest lake near the mountain"], is_query=True)[0].vectors
+    GraphVectorStage(server).candidates("beta", indexes["beta"], q, 8)
+    got = GraphVectorStage(server, overfetch=1).candidates("alpha", indexes["alpha"], q, 8)
+    assert got is not None
+    assert set(mean_token_candidates(q, indexes["alpha"], 8)) <= set(got.tolist())

@@ -1,6 +1,6 @@
 """The retriever's first stage from a real Neo4j's vector index (``kgsql.graph.vectors``).
 
-Runs whenever the test graph is a server with node vector indexes (Neo4j 5.13+): ``test_neo4j_docker.py``
+Runs whenever the test graph is a server with node vector indexes (Neo4j 5.15+): ``test_neo4j_docker.py``
 points the suite at one when Docker is reachable. On the embedded ArcadeDB server it skips with one line.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ WIDE = "\n".join(f"CREATE TABLE t_{w} (id INTEGER PRIMARY KEY, {w}_name TEXT, {w
 def test_candidates_come_from_the_servers_vector_index(schema_graph, make_sqlite, unique_name):
     capabilities = schema_graph.store.capabilities
     if not capabilities.vector_index:
-        pytest.skip(f"the test graph ({capabilities.server}) has no vector index; Neo4j 5.13+ runs this")
+        pytest.skip(f"the test graph ({capabilities.server}) has no vector index; Neo4j 5.15+ runs this")
     db = unique_name("wide")
     schema_graph.ingest(make_sqlite(db, WIDE))
     schema = schema_graph.schema(db)
