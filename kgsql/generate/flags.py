@@ -19,6 +19,7 @@ from kgsql.generate.degenerate import (counted_measures, counts_per_unique_key, 
 from kgsql.generate.explain import Explanation
 from kgsql.generate.fanout import RowProbe, copied_rows, fanout_joins, result_selects
 from kgsql.generate.refusal import QUESTION_FORM_WORDS
+from kgsql.generate.unmatched import unmatched_count
 from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.sql.dialects import dialect_of, sqlglot_name
 from kgsql.sql.names import is_natural, parse_sql, reads_no_table
@@ -343,47 +344,6 @@ def _degenerate(tree: exp.Expression, schema: DatabaseSchema, explanation: Expla
     ]
 
 
-def _is_zero(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
-
-
-def _zero_count(tree: exp.Expression, rows: Sequence[Sequence[Any]], explanation: Explanation, exists: RowProbe,
-                dialect: str | None) -> list[Flag]:
-    """A COUNT that came to 0 (the counting form of an empty result) while a filter compares a column with a text
-    it holds in no spelling (``dept_code = 'ACCOUNTING'`` where the codes are ``ACCT``): what is counted is not
-    in the database. A text stored with other case or spaces (``' ATO'``), or a column that holds nothing, is
-    the database's own zero: the database is asked, read-only, for the column's value without case and
-    surrounding spaces, and for any value at all."""
-    if len(rows) != 1 or not any(_is_zero(v) for v in rows[0]) or not all(_is_zero(v) or v is None for v in rows[0]) \
-            or tree.find(exp.Count) is None:
-        return []
-    for step in explanation.filters:
-        if step.op != "=" or step.stored is not None or not any(ch.isalpha() for ch in step.value):
-            continue
-        table, _, column = step.column.rpartition(".")
-        spelled = exp.EQ(this=exp.Lower(this=exp.Trim(this=exp.column(column, quoted=True))),
-                         expression=exp.Lower(this=exp.Trim(this=exp.Literal.string(step.value))))  # one folding
-        near = exp.select("1").from_(_table_node(table, dialect)).where(spelled)
-        some = exp.select("1").from_(_table_node(table, dialect)).where(
-            exp.Not(this=exp.Is(this=exp.column(column, quoted=True), expression=exp.Null())))
-        # a row back: the column holds values, none of them near; an empty column's zero is the database's own;
-        # a probe the database refuses returns no row, and flags nothing
-        unmatched = exp.and_(exp.Not(this=exp.Exists(this=near)), exp.Exists(this=some))
-        if exists(exp.select("1").where(unmatched).sql(dialect=dialect)):
-            return [Flag("zero-count", f"the query counts 0 rows, and {step.column} holds no '{step.value}' in "
-                                       "any spelling")]
-    return []
-
-
-def _table_node(name: str, dialect: str | None) -> exp.Table:
-    """A table of the schema graph, quoted: on PostgreSQL ``hr.staff`` is the table ``staff`` of schema ``hr``
-    (a schema's name holds no dot); elsewhere the name is one identifier, spaces and dots included."""
-    schema, dot, table = name.partition(".")
-    if dot and dialect == "postgres":
-        return exp.Table(this=exp.to_identifier(table, quoted=True), db=exp.to_identifier(schema, quoted=True))
-    return exp.Table(this=exp.to_identifier(name, quoted=True))
-
-
 def _empty_or_null(rows: Sequence[Sequence[Any]], error: str | None) -> list[Flag]:
     if error:
         return []
@@ -455,8 +415,11 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
             flags.append(Flag("other-measure", f"the question asks for the {ranked[0]}, and the query ranks by "
                                                f"{ranked[1]}, which measures {ranked[2]}"))
         flags += _degenerate(tree, schema, explanation, dialect, 0 if error else len(rows))
-        if exists is not None and not error and not any(f.code == "text-for-number" for f in flags):  # one cause
-            flags += _zero_count(tree, rows, explanation, exists, dialect)
+        unmatched = unmatched_count(tree, rows, explanation, exists, dialect) \
+            if exists is not None and not error and not any(f.code == "text-for-number" for f in flags) else None
+        if unmatched:  # (text-for-number names the same cause)
+            flags.append(Flag("zero-count", f"the query counts 0 rows, and {unmatched[0]} holds no "
+                                            f"'{unmatched[1]}' in any spelling"))
     flags += _empty_or_null(rows, error)
     if sql and rounds > 1 and first_sql and _normal(first_sql, dialect) != _normal(sql, dialect):
         flags.append(Flag("corrected", f"self-correction rewrote the model's first query ({rounds} generations)"))

@@ -270,20 +270,20 @@ def test_zero_counts_of_stored_values_are_not_flagged(shop: Any, sql: str) -> No
 
 def test_the_zero_count_probe_names_a_schema_qualified_table_for_postgresql() -> None:
     from kgsql.generate.explain import Explanation, FilterStep
-    from kgsql.generate.flags import _zero_count
+    from kgsql.generate.unmatched import unmatched_count
     from kgsql.sql.names import parse_sql
 
     asked: list[str] = []
     step = FilterStep("hr.Staff.dept", "=", "Sales ", None, None, "")
     tree = parse_sql('SELECT count(*) FROM hr."Staff" WHERE dept = \'Sales \'', "postgres")
-    flags = _zero_count(tree, [(0,)], Explanation(filters=[step]), lambda q: asked.append(q) or True, "postgres")
-    assert [f.code for f in flags] == ["zero-count"]
+    found = unmatched_count(tree, [(0,)], Explanation(filters=[step]), lambda q: asked.append(q) or True, "postgres")
+    assert found == ("hr.Staff.dept", "Sales ")
     assert asked == ['SELECT 1 WHERE NOT EXISTS(SELECT 1 FROM "hr"."Staff" WHERE LOWER(TRIM("dept")) = '
                      'LOWER(TRIM(\'Sales \'))) AND EXISTS(SELECT 1 FROM "hr"."Staff" WHERE NOT "dept" IS NULL)']
     # a probe the database refuses (no row back) flags nothing; on SQLite a dotted name is one table
-    assert _zero_count(tree, [(0,)], Explanation(filters=[step]), lambda q: False, "postgres") == []
+    assert unmatched_count(tree, [(0,)], Explanation(filters=[step]), lambda q: False, "postgres") is None
     asked.clear()
-    _zero_count(tree, [(0,)], Explanation(filters=[step]), lambda q: asked.append(q) or True, "sqlite")
+    unmatched_count(tree, [(0,)], Explanation(filters=[step]), lambda q: asked.append(q) or True, "sqlite")
     assert '"hr.Staff"' in asked[0]
 
 
