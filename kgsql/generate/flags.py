@@ -125,9 +125,10 @@ def unused_tables(question: str, used: Iterable[str], schema: DatabaseSchema) ->
     A table the question names outright and the SQL ignores is the issue's ``Customer_Orders``; any of the
     schema's (retrieval chooses every table the question names, so the selection adds nothing). A table a
     used table holds a key to is not counted: the query can stand for its rows by that key
-    (``Has_Pet.PetID`` for ``Pets``, or a column named after the table: ``match_season.Player``). Not a mention: words that name a used table ("the template type code"
-    says ``Ref_Template_Types``, which the query reads, not ``Templates``), a command opening a sentence
-    ("Show the names" does not name the table ``show``) and the words of a quoted value."""
+    (``Has_Pet.PetID`` for ``Pets``, or a text column named after the table: ``match_season.Player``). Not
+    a mention: words that name a used table ("the template type code" says ``Ref_Template_Types``, which the
+    query reads, not ``Templates``), a command opening a sentence ("Show the names" does not name the table
+    ``show``) and the words of a quoted value."""
     used_lower = {t.lower() for t in used}
     referenced = {fk.ref_table.lower() for fk in schema.foreign_keys if fk.table.lower() in used_lower}
     referenced |= _named_by_columns(schema, used_lower)

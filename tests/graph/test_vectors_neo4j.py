@@ -31,7 +31,7 @@ def test_candidates_come_from_the_servers_vector_index(schema_graph, make_sqlite
     index = retriever.prepare(schema).index
     q = retriever.encode_question(question).vectors
     got = stage.candidates(db, index, q, 8)
-    assert got is not None and len(got) == len(mean_token_candidates(q, index, 8))
+    assert got is not None and len(got) >= len(mean_token_candidates(q, index, 8))  # topped up if the index missed
     coarse = q @ index.mean_tok.T
     for row in [*coarse, coarse.mean(axis=0)]:  # nearest first, as the in-memory stage (ties aside)
         assert row[got].max() == pytest.approx(row.max(), abs=1e-4)
