@@ -216,11 +216,11 @@ def examples_note(data: dict[str, Any]) -> str:
 
 def routing_line(routing: dict[str, Any]) -> str:
     """Which database a routed question went to; a close second is named (answered on the first)."""
+    from kgsql.route.router import fallback_notes
+
     line = f"{routing['db']} (routed: no --db given)"
-    for passed in routing.get("passed_over") or []:  # a likelier database whose answer said nothing
-        line += f"; '{passed['db']}' was likelier, and its answer {passed['why']}"
-    for tried in routing.get("also_tried") or []:  # asked too, and said nothing either
-        line += f"; '{tried['db']}' was asked too, and its answer {tried['why']}"
+    # the databases asked whose answers said nothing
+    line += "".join(f"; {note}" for note in fallback_notes(routing.get("passed_over"), routing.get("also_tried")))
     if routing.get("tied_with"):
         line += (f"; close call: '{routing['tied_with']}' was nearly as likely, answered on '{routing['db']}' "
                  f"(give --db {routing['tied_with']} for the other)")

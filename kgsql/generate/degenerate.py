@@ -33,7 +33,7 @@ from typing import Iterable
 
 from sqlglot import exp
 
-from kgsql.generate.fanout import RowProbe, picks_one_row, result_selects
+from kgsql.generate.fanout import RowProbe, own_aggregates, picks_one_row, result_selects, rows_of
 from kgsql.schema.model import DatabaseSchema
 from kgsql.sql.comparisons import COMPARISONS, compared, conjuncts, select_conditions
 from kgsql.sql.names import SchemaNames, is_natural, resolved_columns
@@ -70,12 +70,8 @@ def echoed_columns(tree: exp.Expression, dialect: str | None = None) -> list[str
 
 def _row_counts(select: exp.Select, key: exp.Column) -> bool:
     """Does this SELECT count rows (``count(*)``, or ``count`` of its key) outside any window?"""
-    for count in select.find_all(exp.Count):
-        if count.find_ancestor(exp.Select) is not select or count.find_ancestor(exp.Window) is not None:
-            continue
-        if isinstance(count.this, exp.Star) or (isinstance(count.this, exp.Column) and _same_column(count.this, key)):
-            return True
-    return False
+    return any(isinstance(c.this, exp.Star) or (isinstance(c.this, exp.Column) and _same_column(c.this, key))
+               for c in own_aggregates(select, exp.Count, in_windows=False))
 
 
 def counts_per_unique_key(tree: exp.Expression, schema: DatabaseSchema) -> list[str]:
@@ -230,7 +226,7 @@ def ungrouped_columns(tree: exp.Expression, exists: RowProbe, dialect: str | Non
     of its own (not in a window) whose rows hold more than one value there: ``exists`` is asked whether the
     SELECT's rows, that column alone, hold a second distinct value (read-only, one row at most)."""
     for select in result_selects(tree):
-        extremes = [a for a in select.find_all(exp.Min, exp.Max) if a.find_ancestor(exp.Select) is select]
+        extremes = own_aggregates(select, exp.Min, exp.Max)
         if select.args.get("group") is not None or (dialect in (None, "sqlite") and len(extremes) == 1):
             continue  # SQLite takes the plain columns from the row of a query's one MIN or MAX, COUNT beside it
         shown = [p.this if isinstance(p, exp.Alias) else p for p in select.expressions]
@@ -239,11 +235,9 @@ def ungrouped_columns(tree: exp.Expression, exists: RowProbe, dialect: str | Non
             continue
         for column in (c for p in shown for c in p.find_all(exp.Column)
                        if c.find_ancestor(exp.Select) is select and c.find_ancestor(exp.AggFunc) is None):
-            values = select.copy()
-            values.set("expressions", [column.copy()])
+            values = rows_of(select, [column.copy()])
             values.set("distinct", exp.Distinct())
-            for part in ("having", "order", "limit", "offset"):
-                values.set(part, None)
+            values.set("having", None)
             second = exp.select("1").from_(values.subquery("shown_values")).limit(1).offset(1)
             if exists(second.sql(dialect=dialect)):
                 return [column.sql(dialect=dialect)]

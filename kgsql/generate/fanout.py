@@ -22,7 +22,8 @@ from sqlglot import exp
 from kgsql.schema.model import DatabaseSchema, Table
 from kgsql.text.words import STOPWORDS, split_identifier, words
 
-__all__ = ["RowProbe", "copied_rows", "fanout_joins", "picks_one_row", "result_selects"]
+__all__ = ["RowProbe", "copied_rows", "fanout_joins", "own_aggregates", "picks_one_row", "result_selects",
+           "rows_of"]
 
 #: ``sql -> does it return a row?``: a read-only probe on the answer's database.
 RowProbe = Callable[[str], bool]
@@ -127,9 +128,11 @@ def result_selects(tree: exp.Expression) -> list[exp.Select]:
     return []
 
 
-def _own_aggregates(select: exp.Select) -> list[exp.AggFunc]:
-    """The aggregates of this SELECT, not of its subqueries."""
-    return [a for a in select.find_all(exp.AggFunc) if a.find_ancestor(exp.Select) is select]
+def own_aggregates(select: exp.Select, *kinds: type[exp.AggFunc], in_windows: bool = True) -> list[exp.AggFunc]:
+    """The aggregates of this SELECT (of ``kinds``, else any), not of its subqueries; ``in_windows=False``:
+    not those inside a window either (a window's aggregate is one value per row, not one row)."""
+    return [a for a in select.find_all(*(kinds or (exp.AggFunc,))) if a.find_ancestor(exp.Select) is select
+            and (in_windows or a.find_ancestor(exp.Window) is None)]
 
 
 def picks_one_row(select: exp.Select) -> bool:
@@ -143,13 +146,13 @@ def _copies_ignored(select: exp.Select) -> bool:
     """Copies of rows change nothing: only aggregates that ignore them (MIN, MAX, DISTINCT) and then SELECT
     DISTINCT or ``*``, a GROUP BY, or one row picked (``ORDER BY ... LIMIT 1``). A DISTINCT on the rows shown
     does not undo copies a COUNT, SUM or AVG of the same SELECT has counted (``HAVING COUNT(*) >= 2``)."""
-    counted = [a for a in _own_aggregates(select)
+    counted = [a for a in own_aggregates(select)
                if not (isinstance(a, (exp.Min, exp.Max)) or isinstance(a.this, exp.Distinct))]
     if counted:
         return False
     if select.args.get("distinct") is not None or any(isinstance(e, exp.Star) for e in select.expressions):
         return True
-    return bool(_own_aggregates(select)) or select.args.get("group") is not None or picks_one_row(select)
+    return bool(own_aggregates(select)) or select.args.get("group") is not None or picks_one_row(select)
 
 
 def _counted(question: str) -> set[str]:
@@ -170,7 +173,7 @@ def _inflates_count(select: exp.Select, alias: str, own: list[str], tables: dict
                     counted: set[str]) -> bool:
     """Under COUNT, the copied rows are what is counted unless the question counts another table's rows
     ("the number of concerts" while ``singer_in_concert`` is joined): only then are the copies a mistake."""
-    if not any(isinstance(a, exp.Count) for a in _own_aggregates(select)):
+    if not any(isinstance(a, exp.Count) for a in own_aggregates(select)):
         return True
     if any(_said(w, counted) for w in own) or _counts(tables[alias], counted):
         return False  # "how many department stores": the copied rows are the ones asked for
@@ -218,6 +221,16 @@ def fanout_joins(question: str, tree: exp.Expression, schema: DatabaseSchema) ->
     return found
 
 
+def rows_of(select: exp.Select, shown: Sequence[exp.Expression]) -> exp.Select:
+    """A copy of ``select`` showing ``shown`` for every row it reads: its ORDER BY, LIMIT and OFFSET dropped
+    (what a probe on the answer's rows asks about)."""
+    copy = select.copy()
+    copy.set("expressions", list(shown))
+    for part in ("order", "limit", "offset"):
+        copy.set(part, None)
+    return copy
+
+
 def _repeats(rows: Sequence[Sequence[Any]]) -> bool:
     """Does some row come back more than once?"""
     seen: set[str] = set()
@@ -242,7 +255,7 @@ def copied_rows(tree: exp.Expression, schema: DatabaseSchema, rows: Sequence[Seq
         return []
     found: list[str] = []
     for select in result_selects(tree):
-        if not select.args.get("joins") or _copies_ignored(select) or _own_aggregates(select):
+        if not select.args.get("joins") or _copies_ignored(select) or own_aggregates(select):
             continue
         tables = _tables_of(select, schema)
         shown = [c for p in select.expressions for c in p.find_all(exp.Column)]
@@ -255,11 +268,8 @@ def copied_rows(tree: exp.Expression, schema: DatabaseSchema, rows: Sequence[Seq
             continue
         node = next(t for t in _read_tables(select) if t.alias_or_name.lower() == alias)
         written = node.args["alias"].this if node.alias else node.this  # quoted as the query quotes it
-        keys = select.copy()
-        keys.set("expressions", [exp.Column(this=exp.to_identifier(k, quoted=True), table=written.copy())
-                                 for k in table.primary_key])
-        for part in ("order", "limit", "offset"):
-            keys.set(part, None)
+        keys = rows_of(select, [exp.Column(this=exp.to_identifier(k, quoted=True), table=written.copy())
+                                for k in table.primary_key])
         probe = exp.select("1").from_(keys.subquery("shown")) \
             .group_by(*[exp.column(k, quoted=True) for k in table.primary_key]).having("COUNT(*) > 1").limit(1)
         if exists(probe.sql(dialect=dialect)):

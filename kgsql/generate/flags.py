@@ -17,7 +17,7 @@ from sqlglot import exp
 from kgsql.generate.degenerate import (counted_measures, counts_per_unique_key, echoed_columns, extreme_tests,
                                       text_for_numbers, ungrouped_columns, unlabelled_groups, unlinked_joins)
 from kgsql.generate.explain import Explanation
-from kgsql.generate.fanout import RowProbe, copied_rows, fanout_joins, result_selects
+from kgsql.generate.fanout import RowProbe, copied_rows, fanout_joins, own_aggregates, result_selects
 from kgsql.generate.refusal import QUESTION_FORM_WORDS
 from kgsql.generate.unmatched import unmatched_count
 from kgsql.schema.model import Column, DatabaseSchema, Table
@@ -266,9 +266,7 @@ def one_total(question: str, tree: exp.Expression) -> str | None:
     asked = _DIFFERENT.search(question) or (None if _AVERAGE.search(question) else _EACH.search(question))
     selects = result_selects(tree) if asked else []
     for select in selects:
-        totals = [a for a in select.find_all(exp.AggFunc)
-                  if a.find_ancestor(exp.Select) is select and a.find_ancestor(exp.Window) is None]
-        if select.args.get("group") is not None or not totals:
+        if select.args.get("group") is not None or not own_aggregates(select, in_windows=False):
             return None
     return " ".join(asked.group(0).split()) if asked and selects else None
 

@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from kgsql.generate.explain import Explanation
 from kgsql.generate.fanout import RowProbe
+from kgsql.sql.dialects import engine_of_dialect
 
 __all__ = ["unmatched_count"]
 
@@ -49,9 +50,7 @@ def unmatched_count(tree: exp.Expression, rows: Sequence[Sequence[Any]], explana
 
 
 def _table_node(name: str, dialect: str | None) -> exp.Table:
-    """A table of the schema graph, quoted: on PostgreSQL ``hr.staff`` is the table ``staff`` of schema ``hr``
-    (a schema's name holds no dot); elsewhere the name is one identifier, spaces and dots included."""
-    schema, dot, table = name.partition(".")
-    if dot and dialect == "postgres":
-        return exp.Table(this=exp.to_identifier(table, quoted=True), db=exp.to_identifier(schema, quoted=True))
-    return exp.Table(this=exp.to_identifier(name, quoted=True))
+    """A table of the schema graph as its engine quotes it (on PostgreSQL ``hr.staff`` is ``staff`` of schema
+    ``hr``; elsewhere one identifier, spaces and dots included)."""
+    engine = engine_of_dialect(dialect or "")
+    return exp.to_table(engine.quote_table(name), dialect=engine.name)

@@ -50,6 +50,7 @@ class GraphVectorStage:
         self.overfetch = overfetch
         self.disabled = False
         self._written: dict[str, str] = {}  # database -> retrieval index key whose vectors the graph holds
+        self._positions: dict[str, tuple[str, dict[str, int]]] = {}  # database -> (index key, node key -> doc)
         self._index_ready = False
         self._lock = threading.Lock()
 
@@ -76,7 +77,7 @@ class GraphVectorStage:
             with self._lock:
                 self._written.pop(database, None)
             return None
-        position = {key: i for i, key in enumerate(document_keys(database, index))}
+        position = self._document_positions(database, index)
         taken = [0] * len(vectors)
         out: set[int] = set()
         for row in rows:  # ordered by query, then score
@@ -86,6 +87,14 @@ class GraphVectorStage:
                 out.add(doc)
         found = np.array(sorted(out), dtype=np.int64)
         return found if sum(taken) >= sum(wanted) else np.union1d(found, mean_token_candidates(q, index, k))
+
+    def _document_positions(self, database: str, index: TokenIndex) -> dict[str, int]:
+        """Node key -> document id of ``index``, made once per index (a wide database has tens of thousands)."""
+        known = self._positions.get(database)
+        if known is None or known[0] != index.key:
+            known = index.key, {key: i for i, key in enumerate(document_keys(database, index))}
+            self._positions[database] = known
+        return known[1]
 
     def forget(self, database: str) -> None:
         """Remove ``database``'s vectors from the graph (it was dropped)."""

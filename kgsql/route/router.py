@@ -65,6 +65,16 @@ class PassedOver:
         return asdict(self)
 
 
+def fallback_notes(passed_over: Any, also_tried: Any) -> list[str]:
+    """What a person reads of the databases the fallback asked (``Routing.passed_over``/``also_tried``, as
+    objects or as their dicts): "'X' was likelier, and its answer returned no rows"."""
+    def field_of(p: Any, name: str) -> str:
+        return p[name] if isinstance(p, dict) else getattr(p, name)
+
+    return [*(f"'{field_of(p, 'db')}' was likelier, and its answer {field_of(p, 'why')}" for p in passed_over or ()),
+            *(f"'{field_of(p, 'db')}' was asked too, and its answer {field_of(p, 'why')}" for p in also_tried or ())]
+
+
 @dataclass
 class Routing:
     """The ranked databases for one question; ``close`` when the first two are within the margin."""
@@ -112,9 +122,9 @@ class Routing:
         """One line for a person: which database, and the runner-up when the call was close."""
         line = f"routed to database '{self.db}'"
         if self.passed_over:
-            line += " (" + "; ".join(f"'{p.db}' was likelier, and its answer {p.why}" for p in self.passed_over) + ")"
+            line += " (" + "; ".join(fallback_notes(self.passed_over, ())) + ")"
         if self.also_tried:
-            line += " (" + "; ".join(f"'{p.db}' was asked too, and its answer {p.why}" for p in self.also_tried) + ")"
+            line += " (" + "; ".join(fallback_notes((), self.also_tried)) + ")"
         if self.tied_with is not None:
             line += (f" (close call: '{self.tied_with}' was nearly as likely; answered on '{self.db}', "
                      f"name the database to ask the other)")
