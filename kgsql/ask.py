@@ -216,11 +216,8 @@ def examples_note(data: dict[str, Any]) -> str:
 
 def routing_line(routing: dict[str, Any]) -> str:
     """Which database a routed question went to; a close second is named (answered on the first)."""
-    from kgsql.route.router import fallback_notes
-
     line = f"{routing['db']} (routed: no --db given)"
-    # the databases asked whose answers said nothing
-    line += "".join(f"; {note}" for note in fallback_notes(routing.get("passed_over"), routing.get("also_tried")))
+    line += "".join(f"; {note}" for note in routing.get("notes") or ())  # the name that chose it, the fallback
     if routing.get("tied_with"):
         line += (f"; close call: '{routing['tied_with']}' was nearly as likely, answered on '{routing['db']}' "
                  f"(give --db {routing['tied_with']} for the other)")

@@ -52,9 +52,10 @@ def _add_costs(answer: Any, others: list[Any]) -> None:
 
 def route_fields(routed: Any, own: str) -> dict[str, Any]:
     """What a record notes of a routed question (nothing when it was not routed): where it was answered,
-    whether that is its own database, whether the call was close, and the likelier databases passed over
-    with the SQL they tried (scored, that SQL says what the fallback changed)."""
+    whether that is its own database, whether the call was close, the name that chose it (``kgsql.route.named``)
+    and the likelier databases passed over with the SQL they tried (scored, that SQL says what the fallback
+    changed)."""
     if routed is None:
         return {}
     return {"routed_db": routed.db, "routed_right": routed.db == own, "routed_close": routed.close,
-            "routed_passed_over": [p.to_dict() for p in routed.passed_over]}
+            "routed_named": routed.named, "routed_passed_over": [p.to_dict() for p in routed.passed_over]}

@@ -9,6 +9,8 @@ database is summarised once from what the graph already holds:
 * ``terms``: the words of all of that (names split, plurals folded) for BM25.
 * ``phrases``: the names and values a question may repeat exactly (``flights``,
   ``home town``, ``Aberdeen``), matched as whole word sequences.
+* ``values``: the short text values the database itself stores, read from it once
+  (``kgsql.route.named``): the names a question says ("Port Chelsea") that no sample holds.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.text.words import STOPWORDS, identifier_words, split_identifier, stem, words
 
 #: Bump when the documents change, so cached vectors are rebuilt.
-DOCUMENT_FORMAT = 2
+DOCUMENT_FORMAT = 3
 MAX_TABLE_VALUES = 6
 MAX_VALUE_CHARS = 30
 MAX_DESCRIPTION_CHARS = 200
@@ -40,14 +42,16 @@ class DatabaseDocument:
     tables: list[str]
     terms: list[str]
     phrases: dict[str, str] = field(default_factory=dict)  # phrase (folded words) -> kind: table|column|value
+    values: list[str] = field(default_factory=list)  # stored text values, folded (``kgsql.route.named``)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "digest": self.digest, "tables": self.tables, "terms": self.terms,
-                "phrases": self.phrases}
+                "phrases": self.phrases, "values": self.values}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "DatabaseDocument":
-        return cls(d["name"], d["digest"], list(d["tables"]), list(d["terms"]), dict(d["phrases"]))
+        return cls(d["name"], d["digest"], list(d["tables"]), list(d["terms"]), dict(d["phrases"]),
+                   list(d.get("values") or ()))
 
 
 def segment(word: str, vocabulary: frozenset[str]) -> list[str]:
@@ -110,10 +114,10 @@ def _phrase(text: str) -> str:
     return " ".join(fold(text))
 
 
-def database_document(schema: DatabaseSchema, digest: str,
-                      vocabulary: frozenset[str] = frozenset()) -> DatabaseDocument:
+def database_document(schema: DatabaseSchema, digest: str, vocabulary: frozenset[str] = frozenset(),
+                      values: list[str] | None = None) -> DatabaseDocument:
     """The routing document of ``schema`` (``digest``: its content hash, which keys the cache;
-    ``vocabulary``: known words, for segmenting compound names)."""
+    ``vocabulary``: known words, for segmenting compound names; ``values``: its stored text values, folded)."""
     tables = [_table_sentence(t, vocabulary) for t in schema.tables]
     parts = [_readable(schema.name, vocabulary), schema.description]
     phrases: dict[str, str] = {}
@@ -131,4 +135,4 @@ def database_document(schema: DatabaseSchema, digest: str,
     phrases = {p: k for p, k in phrases.items()
                if p and not (len(p) < 3 or all(w in STOPWORDS or w.isdigit() for w in p.split()))}
     terms = [w for w in fold(" ".join(x for x in parts if x)) if w not in STOPWORDS]
-    return DatabaseDocument(schema.name, digest, tables, terms, phrases)
+    return DatabaseDocument(schema.name, digest, tables, terms, phrases, list(values or ()))

@@ -5,7 +5,8 @@ A database's entry is keyed by its name and content hash (the ``Database`` node'
 format and the encoder, and kept as one small ``.npz`` under ``<cache>/route/``
 (``KGSQL_CACHE_DIR``; folder 0700, files 0600). Building the index for a graph reads
 only the databases whose entry is missing: an unchanged graph loads in milliseconds,
-a newly ingested database costs its own encoding.
+a newly ingested database costs its own encoding and one read of its stored text values
+(``kgsql.route.named``).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import numpy as np
 
 from kgsql.paths import cache_root, private_dir
 from kgsql.route.documents import DOCUMENT_FORMAT, DatabaseDocument, database_document
+from kgsql.route.named import database_values
 from kgsql.schema.model import DatabaseSchema
 from kgsql.text.encoder import Encoder
 
@@ -110,7 +112,10 @@ def build_index(encoder: Encoder, databases: list[tuple[str, str]], load_schema:
             found[name] = hit
     if missing:
         vocabulary = encoder_vocabulary(encoder)
-        docs = [database_document(load_schema(name), digest, vocabulary) for name, digest in missing]
+        docs = []
+        for name, digest in missing:
+            schema = load_schema(name)
+            docs.append(database_document(schema, digest, vocabulary, database_values(schema)))
         texts = [t for d in docs for t in (d.tables or [d.name])]
         vectors = encoder.encode_pooled(texts, is_query=False).astype(np.float16).astype(np.float32)
         start = 0

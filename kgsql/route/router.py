@@ -12,7 +12,9 @@ were taught questions:
   (``kgsql.route.history``), when there is a log.
 
 ``fused`` (the default) adds them after scaling each to its spread over the databases
-(z-scores, weights measured on Spider dev: docs/retrieval.md). The second stage, selection,
+(z-scores, weights measured on Spider dev: docs/retrieval.md); then a name the question says that one of the
+first three databases stores and the first does not ("Port Chelsea") gives the answer to that one
+(``kgsql.route.named``). The second stage, selection,
 is the usual schema retrieval on the routed database. When the first two databases are
 within ``margin`` of each other the routing is *close*: the answer names both. When neither BM25 nor
 the exact matches found anything, the routing is by meaning alone and says so (``matched`` false).
@@ -30,6 +32,7 @@ import numpy as np
 from kgsql.route.documents import fold
 from kgsql.route.history import QuestionLog, log_scores
 from kgsql.route.index import DatabaseIndex
+from kgsql.route.named import WITHIN, NamedValues
 from kgsql.text.encoder import Encoder
 from kgsql.text.words import STOPWORDS
 
@@ -65,16 +68,6 @@ class PassedOver:
         return asdict(self)
 
 
-def fallback_notes(passed_over: Any, also_tried: Any) -> list[str]:
-    """What a person reads of the databases the fallback asked (``Routing.passed_over``/``also_tried``, as
-    objects or as their dicts): "'X' was likelier, and its answer returned no rows"."""
-    def field_of(p: Any, name: str) -> str:
-        return p[name] if isinstance(p, dict) else getattr(p, name)
-
-    return [*(f"'{field_of(p, 'db')}' was likelier, and its answer {field_of(p, 'why')}" for p in passed_over or ()),
-            *(f"'{field_of(p, 'db')}' was asked too, and its answer {field_of(p, 'why')}" for p in also_tried or ())]
-
-
 @dataclass
 class Routing:
     """The ranked databases for one question; ``close`` when the first two are within the margin."""
@@ -90,6 +83,9 @@ class Routing:
     passed_over: tuple[PassedOver, ...] = ()
     #: The next databases were asked too and said nothing either: the first choice's answer stands.
     also_tried: tuple[PassedOver, ...] = ()
+    #: A name the question says that the first database stores and the one its words fit better does not
+    #: (``kgsql.route.named``): it chose the first, so the call is not close.
+    named: str = ""
 
     @property
     def db(self) -> str:
@@ -103,7 +99,7 @@ class Routing:
 
     @property
     def close(self) -> bool:
-        return self.gap < self.margin
+        return not self.named and self.gap < self.margin
 
     @property
     def tied_with(self) -> str | None:
@@ -113,18 +109,24 @@ class Routing:
     def to_dict(self, top: int = 3) -> dict[str, Any]:
         return {"db": self.db, "close": self.close, "tied_with": self.tied_with,
                 "gap": None if math.isinf(self.gap) else round(self.gap, 4), "margin": self.margin,
-                "mode": self.mode, "matched": self.matched,
+                "mode": self.mode, "matched": self.matched, "named": self.named or None, "notes": self.notes(),
                 "passed_over": [p.to_dict() for p in self.passed_over],
                 "also_tried": [p.to_dict() for p in self.also_tried],
                 "candidates": [{"db": r.db, "score": round(r.score, 4)} for r in self.ranked[:top]]}
 
+    def notes(self) -> list[str]:
+        """Why the answer is from this database, in words (the name that chose it; the databases the fallback
+        asked whose answers said nothing), the one wording of the CLI, the page and the MCP tool."""
+        out = []
+        if self.named and not self.passed_over:
+            line = f"it stores '{self.named}', which the question names"
+            out.append(line + (f"; '{self.ranked[1].db}' fit its words better" if len(self.ranked) > 1 else ""))
+        out += [f"'{p.db}' was likelier, and its answer {p.why}" for p in self.passed_over]
+        return out + [f"'{p.db}' was asked too, and its answer {p.why}" for p in self.also_tried]
+
     def note(self) -> str:
-        """One line for a person: which database, and the runner-up when the call was close."""
-        line = f"routed to database '{self.db}'"
-        if self.passed_over:
-            line += " (" + "; ".join(fallback_notes(self.passed_over, ())) + ")"
-        if self.also_tried:
-            line += " (" + "; ".join(fallback_notes((), self.also_tried)) + ")"
+        """One line for a person: which database, why, and the runner-up when the call was close."""
+        line = f"routed to database '{self.db}'" + "".join(f" ({n})" for n in self.notes())
         if self.tied_with is not None:
             line += (f" (close call: '{self.tied_with}' was nearly as likely; answered on '{self.db}', "
                      f"name the database to ask the other)")
@@ -153,6 +155,8 @@ class DatabaseRouter:
             for phrase in doc.phrases:
                 df[phrase].add(i)
         self._phrases = {p: (sorted(owners), math.log(1 + n / len(owners))) for p, owners in df.items()}
+        self.named = NamedValues([doc.values for doc in index.documents])
+        self._position = {doc.name: i for i, doc in enumerate(index.documents)}
 
     # ------------------------------------------------------------------ signals
 
@@ -234,18 +238,30 @@ class DatabaseRouter:
         t0 = time.perf_counter()
         signals = self.signals(question) if self.mode == "fused" else {self.mode: self.signal(question, self.mode)}
         scores = self.combine(signals)
-        routing = self.ranking(question, scores, top=top, elapsed_ms=(time.perf_counter() - t0) * 1000)
+        routing = self.ranking(question, scores, top=None if top is None else max(top, WITHIN))
+        if self.mode == "fused":
+            self._prefer_named(routing)
+        routing.ranked = routing.ranked[:top]
+        routing.timings_ms["route"] = round((time.perf_counter() - t0) * 1000, 2)
         routing.matched = any(bool(np.any(signals[k] > 0)) for k in ("bm25", "exact") if k in signals) \
             or not ({"bm25", "exact"} & set(signals))
         return routing
 
-    def ranking(self, question: str, scores: np.ndarray, *, top: int | None = None, mode: str | None = None,
-                elapsed_ms: float = 0.0) -> Routing:
+    def _prefer_named(self, routing: Routing) -> None:
+        """Put first the database storing a name the question says, when the first stores none
+        (``kgsql.route.named``)."""
+        choice = self.named.choose(routing.question, [self._position[r.db] for r in routing.ranked[:WITHIN]])
+        if choice is not None:
+            at, routing.named = choice
+            routing.ranked.insert(0, routing.ranked.pop(at))
+
+    def ranking(self, question: str, scores: np.ndarray, *, top: int | None = None,
+                mode: str | None = None) -> Routing:
         order = np.argsort(-scores, kind="stable")[:top]
         names = self.index.names
         ranked = [Route(names[i], float(scores[i])) for i in order]
         margin = self.margin if (mode or self.mode) == "fused" else 0.0
-        return Routing(question, ranked, margin, mode or self.mode, {"route": round(elapsed_ms, 2)})
+        return Routing(question, ranked, margin, mode or self.mode)
 
 
 def _z(values: np.ndarray) -> np.ndarray:

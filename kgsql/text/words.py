@@ -137,6 +137,11 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
+def written_words(text: str) -> list[tuple[str, int, int]]:
+    """The word tokens of :func:`words` as written (case kept), each with its start and end offset."""
+    return [(m.group(), m.start(), m.end()) for m in _WORD.finditer(text)]
+
+
 #: Words that carry no schema meaning in a question or a column document.
 #: Used to drop query/document tokens before MaxSim and by the lexical
 #: matchers; template words of the column document are here too.

@@ -11,6 +11,7 @@ from kgsql.ingest.pipeline import read_sources
 from kgsql.ingest.reader import read_database
 from kgsql.lab.pg_cluster import TempCluster
 from kgsql.retrieve.values import extract_values
+from kgsql.route.named import database_values
 from kgsql.schema.model import DatabaseSchema
 
 
@@ -59,6 +60,15 @@ def test_values_for_the_value_index(pg_shop: PgShop, duck_shop: Path) -> None:
         values = set(extract_values(db, read_database(db)))
         assert {("customer", "city", "Oslo"), ("product", "title", "Green Tea")} <= values
         assert not any(column == "id" for _t, column, _v in values)
+
+
+def test_values_for_routing_from_the_schema_alone(pg_shop: PgShop, duck_shop: Path) -> None:
+    """Routing reads a database's stored names from its schema as the graph gives it back: PostgreSQL's URL
+    with the password masked (put back from kgsql's private store), a DuckDB file."""
+    for db in (pg_shop.reader_url, f"duckdb://{duck_shop}"):
+        [schema] = read_sources(db)  # as ingest reads it: the password kept aside
+        assert "***" in schema.path or schema.dialect == "duckdb"
+        assert {"oslo", "green tea", "ann lee"} <= set(database_values(schema)), db
 
 
 def test_postgis_geometry_columns_come_with_type_and_srid(pg_cluster: TempCluster) -> None:

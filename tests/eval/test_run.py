@@ -130,7 +130,7 @@ def test_pool_databases_routes_each_question_first(spider_dir: Path, tmp_path: P
     assert any("routed among 2 databases" in line for line in said)
     for i, own in (("0", "music"), ("1", "music"), ("3", "shop"), ("4", "shop")):
         assert records[i].extra["routed_db"].endswith(f"_{own}") and records[i].extra["routed_right"] is True
-        assert isinstance(records[i].extra["routed_close"], bool)
+        assert isinstance(records[i].extra["routed_close"], bool) and records[i].extra["routed_named"] == ""
     assert [records[i].spider_ex for i in ("0", "1", "3", "4")] == [1, 1, 1, 0]
     assert records["2"].error_kind == "missing_db" and "routed_db" not in records["2"].extra
 

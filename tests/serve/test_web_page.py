@@ -238,6 +238,7 @@ def test_auto_routes_the_question_and_says_where(page_server: ApiServer, browser
     status = browser.find_element(By.ID, "status").text
     assert status.startswith(f"Routed to {routing['db']}") and status.endswith("Answered.")
     assert ("close call" in status) == bool(routing["tied_with"])
+    assert isinstance(routing["notes"], list) and all(note in status for note in routing["notes"])  # worded once
     tables = 11 if routing["db"] == "web11" else 55
     assert browser.execute_script("return window.kgsql.cy.nodes().length") == tables  # the routed database drawn
     assert browser.execute_script("return window.kgsql.cy.nodes('.selected').map(n => n.id())") == ["t03"]

@@ -277,10 +277,9 @@ async function ask(event) {
 function routedNote(routing) {
   if (!routing) return "";
   const close = routing.tied_with ? ` (close call: ${routing.tied_with} was nearly as likely; pick it to ask there)` : "";
-  // a likelier database whose answer said nothing (no rows, failed, refused) was passed over
-  const passed = (routing.passed_over || []).map((p) => ` (${p.db} was likelier, and its answer ${p.why})`).join("");
-  const tried = (routing.also_tried || []).map((p) => ` (${p.db} was asked too, and its answer ${p.why})`).join("");
-  return `Routed to ${routing.db}${passed}${tried}${close}. `;
+  // why this database, worded by the service: a name it stores, a likelier one whose answer said nothing
+  const why = (routing.notes || []).map((note) => ` (${note})`).join("");
+  return `Routed to ${routing.db}${why}${close}. `;
 }
 
 async function teach(sql) {
