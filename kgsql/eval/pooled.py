@@ -58,4 +58,4 @@ def route_fields(routed: Any, own: str) -> dict[str, Any]:
     if routed is None:
         return {}
     return {"routed_db": routed.db, "routed_right": routed.db == own, "routed_close": routed.close,
-            "routed_named": routed.named, "routed_passed_over": [p.to_dict() for p in routed.passed_over]}
+            "routed_named": routed.chosen_by, "routed_passed_over": [p.to_dict() for p in routed.passed_over]}

@@ -77,7 +77,7 @@ def _margins(routings: list[Routing], gold: list[str]) -> list[dict[str, Any]]:
     """At each margin: how many calls are close, and top-1 accuracy among close and clear ones."""
     rows = []
     for m in MARGINS:
-        close = [x.gap < m for x in routings]
+        close = [x.gap < m and not x.named for x in routings]  # a stored name settled it: not close
         right = [x.db == g for x, g in zip(routings, gold)]
         in_top2 = [g in (x.ranked[0].db, x.ranked[1].db) for x, g in zip(routings, gold)]
         n_close = sum(close)

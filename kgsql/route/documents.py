@@ -42,7 +42,8 @@ class DatabaseDocument:
     tables: list[str]
     terms: list[str]
     phrases: dict[str, str] = field(default_factory=dict)  # phrase (folded words) -> kind: table|column|value
-    values: list[str] = field(default_factory=list)  # stored text values, folded (``kgsql.route.named``)
+    #: Stored text values, folded (``kgsql.route.named``); None: the database could not be read when indexed.
+    values: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "digest": self.digest, "tables": self.tables, "terms": self.terms,
@@ -50,8 +51,9 @@ class DatabaseDocument:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "DatabaseDocument":
+        values = d.get("values")
         return cls(d["name"], d["digest"], list(d["tables"]), list(d["terms"]), dict(d["phrases"]),
-                   list(d.get("values") or ()))
+                   None if values is None else list(values))
 
 
 def segment(word: str, vocabulary: frozenset[str]) -> list[str]:
@@ -117,7 +119,8 @@ def _phrase(text: str) -> str:
 def database_document(schema: DatabaseSchema, digest: str, vocabulary: frozenset[str] = frozenset(),
                       values: list[str] | None = None) -> DatabaseDocument:
     """The routing document of ``schema`` (``digest``: its content hash, which keys the cache;
-    ``vocabulary``: known words, for segmenting compound names; ``values``: its stored text values, folded)."""
+    ``vocabulary``: known words, for segmenting compound names; ``values``: its stored text values, folded, or
+    None when they could not be read)."""
     tables = [_table_sentence(t, vocabulary) for t in schema.tables]
     parts = [_readable(schema.name, vocabulary), schema.description]
     phrases: dict[str, str] = {}
@@ -135,4 +138,4 @@ def database_document(schema: DatabaseSchema, digest: str, vocabulary: frozenset
     phrases = {p: k for p, k in phrases.items()
                if p and not (len(p) < 3 or all(w in STOPWORDS or w.isdigit() for w in p.split()))}
     terms = [w for w in fold(" ".join(x for x in parts if x)) if w not in STOPWORDS]
-    return DatabaseDocument(schema.name, digest, tables, terms, phrases, list(values or ()))
+    return DatabaseDocument(schema.name, digest, tables, terms, phrases, values)

@@ -11,7 +11,7 @@ Ward": a first and a last name).
 
 Among the first :data:`WITHIN` databases of the fused ranking, when the first stores no such name and a
 later one does, the later one answers; a name more than :data:`MAX_HOLDERS` databases store (``Asia``,
-``Male``) says nothing. Among Spider's 163 databases with a query log it mended 10 of the 972 dev questions'
+``Male``) says nothing, and a first choice whose values could not be read is never passed over for them. Among Spider's 163 databases with a query log it mended 10 of the 972 dev questions'
 first choices and broke none (docs/eval.md, session 33).
 """
 from __future__ import annotations
@@ -32,7 +32,13 @@ MAX_HOLDERS = 3
 PER_COLUMN = 5000
 MAX_CHARS = 40
 MAX_WORDS = 4
-_QUOTED = re.compile(r"(?<!\w)['\"\u2018\u201c]([^'\"\u2019\u201d]+)['\"\u2019\u201d](?!\w)")
+#: At most this many values of one database are kept (its routing entry is read on every router build).
+MAX_VALUES = 100_000
+_QUOTED = re.compile(r"(?<!\w)(['\"])([^'\"]+)\1(?!\w)")
+#: Typographic quotes and apostrophes written as plain ones ("Kyle’s", “The Godfather”).
+_PLAIN_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+#: What may stand between two words of one name ("Port Chelsea", "Rolls-Royce", "AT&T"): not a comma.
+_WITHIN_NAME = re.compile(r"[ \t\-&]*")
 #: Words before a text that ask for part of a value, not a stored one ("containing the substring 'West'").
 _PARTIAL = re.compile(r"\b(substrings?|contains?|containing|includes?|including|starts?|starting|begins?|"
                       r"beginning|ends?|ending|like|pattern|prefix|suffix)\b(?:\W+\w+){0,2}\W*$", re.I)
@@ -44,44 +50,60 @@ def fold_name(text: str) -> str:
     return " ".join(stem(w.lower()) for w, _, _ in written_words(text))
 
 
-def database_values(schema: DatabaseSchema) -> list[str]:
+def database_values(schema: DatabaseSchema) -> list[str] | None:
     """The folded short text values ``schema``'s database stores (with a letter, at most :data:`MAX_WORDS`
-    words); none when its file or server cannot be read from here (it then routes by its words alone)."""
+    words); None when its file or server cannot be read from here (it then routes by its words alone, and is
+    not passed over for a name it may store). A server is asked once first, so one that is down costs one
+    connection attempt, not one per column."""
     if not schema.path:
-        return []
+        return None
+    from kgsql.db.engines import engine_of
     from kgsql.retrieve.values import ValueLimits, extract_values
 
+    limits = ValueLimits(per_column=PER_COLUMN, max_chars=MAX_CHARS, max_values=MAX_VALUES)
     try:
-        rows = extract_values(schema.path, schema, ValueLimits(per_column=PER_COLUMN, max_chars=MAX_CHARS))
+        if engine_of(schema.path) != "sqlite":
+            from kgsql.db.engines import engine_for
+
+            engine_for(schema.path).run("SELECT 1")  # down: one attempt, not one per column
+        rows = extract_values(schema.path, schema, limits)
     except Exception:  # noqa: BLE001 - a database this machine cannot open routes by its words
-        return []
+        return None
     folded = {fold_name(v) for _t, _c, v in rows if _LETTER.search(v)}
     return sorted(p for p in folded if p and len(p.split()) <= MAX_WORDS)
 
 
 def named_spans(question: str) -> list[str]:
-    """The names ``question`` says, as written (see module doc)."""
+    """The names ``question`` says, as written (see module doc). A word opening a sentence is capitalised by
+    the sentence, so it is a name only in capitals ("ATO"); a comma ends a name ("Germany, France")."""
+    question = question.translate(_PLAIN_QUOTES)
     runs: list[list[tuple[str, int, int]]] = [[]]
-    for k, token in enumerate(written_words(question)):
-        w = token[0]
-        if (k > 0 and w[0].isupper()) or (len(w) > 1 and w.isupper()):
-            runs[-1].append(token)
+    end = 0
+    for w, start, stop in written_words(question):
+        opens = not question[:start].strip() or question[:start].rstrip()[-1] in ".?!"
+        if runs[-1] and not _WITHIN_NAME.fullmatch(question[end:start]):
+            runs.append([])
+        if (w[0].isupper() and not opens) or (len(w) > 1 and w.isupper()):
+            runs[-1].append((w, start, stop))
         elif runs[-1]:
             runs.append([])
+        end = stop
     spans = [(" ".join(w for w, _, _ in run), run[0][1]) for run in runs if run]
-    spans += [(m.group(1).strip(), m.start()) for m in _QUOTED.finditer(question)]
+    spans += [(m.group(2).strip(), m.start()) for m in _QUOTED.finditer(question)]
     return list(dict.fromkeys(text for text, start in spans if text and not _PARTIAL.search(question[:start])))
 
 
 class NamedValues:
-    """Which databases (indices into the router's) store each folded value."""
+    """Which databases (indices into the router's) store each folded value; ``values[i]`` None: database i's
+    values are unknown (it could not be read when indexed)."""
 
-    def __init__(self, values: Sequence[Iterable[str]]) -> None:
+    def __init__(self, values: Sequence[Iterable[str] | None]) -> None:
         owners: dict[str, set[int]] = defaultdict(set)
         for i, phrases in enumerate(values):
-            for phrase in phrases:
+            for phrase in phrases or ():
                 owners[phrase].add(i)
         self._owners = {p: frozenset(o) for p, o in owners.items()}
+        self._unknown = frozenset(i for i, phrases in enumerate(values) if phrases is None)
 
     def __len__(self) -> int:
         return len(self._owners)
@@ -103,8 +125,9 @@ class NamedValues:
 
     def choose(self, question: str, ranked: Sequence[int]) -> tuple[int, str] | None:
         """(position in ``ranked``, the name) of the database to answer instead of ``ranked[0]``: the first of
-        the next ones within :data:`WITHIN` storing a name the question says, when ``ranked[0]`` stores none."""
-        held = self.holders(question) if ranked else []
+        the next ones within :data:`WITHIN` storing a name the question says, when ``ranked[0]`` stores none
+        (and its values are known: one that could not be read may store it)."""
+        held = self.holders(question) if ranked and ranked[0] not in self._unknown else []
         if not held or any(ranked[0] in owners for _, owners in held):
             return None
         for position, db in enumerate(ranked[1:WITHIN], start=1):

@@ -84,7 +84,7 @@ class Routing:
     #: The next databases were asked too and said nothing either: the first choice's answer stands.
     also_tried: tuple[PassedOver, ...] = ()
     #: A name the question says that the first database stores and the one its words fit better does not
-    #: (``kgsql.route.named``): it chose the first, so the call is not close.
+    #: (``kgsql.route.named``): it chose the first, so the call is not close (and the scores are not in order).
     named: str = ""
 
     @property
@@ -102,14 +102,20 @@ class Routing:
         return not self.named and self.gap < self.margin
 
     @property
+    def chosen_by(self) -> str:
+        """The name that chose the database the answer is from ("" when none did, or when the fallback passed
+        the named database over)."""
+        return "" if self.passed_over else self.named
+
+    @property
     def tied_with(self) -> str | None:
         """The runner-up when the call is close and the answer is the first choice's, else None."""
         return self.ranked[1].db if self.close and not self.passed_over and not self.also_tried else None
 
     def to_dict(self, top: int = 3) -> dict[str, Any]:
         return {"db": self.db, "close": self.close, "tied_with": self.tied_with,
-                "gap": None if math.isinf(self.gap) else round(self.gap, 4), "margin": self.margin,
-                "mode": self.mode, "matched": self.matched, "named": self.named or None, "notes": self.notes(),
+                "gap": None if math.isinf(self.gap) or self.named else round(self.gap, 4), "margin": self.margin,
+                "mode": self.mode, "matched": self.matched, "named": self.chosen_by or None, "notes": self.notes(),
                 "passed_over": [p.to_dict() for p in self.passed_over],
                 "also_tried": [p.to_dict() for p in self.also_tried],
                 "candidates": [{"db": r.db, "score": round(r.score, 4)} for r in self.ranked[:top]]}
@@ -118,10 +124,13 @@ class Routing:
         """Why the answer is from this database, in words (the name that chose it; the databases the fallback
         asked whose answers said nothing), the one wording of the CLI, the page and the MCP tool."""
         out = []
-        if self.named and not self.passed_over:
+        if self.chosen_by:
             line = f"it stores '{self.named}', which the question names"
             out.append(line + (f"; '{self.ranked[1].db}' fit its words better" if len(self.ranked) > 1 else ""))
-        out += [f"'{p.db}' was likelier, and its answer {p.why}" for p in self.passed_over]
+        for p in self.passed_over:
+            named = self.named and p.db == self.ranked[0].db  # chosen by the name, not by its words
+            why = f"stores '{self.named}', which the question names," if named else "was likelier,"
+            out.append(f"'{p.db}' {why} and its answer {p.why}")
         return out + [f"'{p.db}' was asked too, and its answer {p.why}" for p in self.also_tried]
 
     def note(self) -> str:

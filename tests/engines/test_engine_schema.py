@@ -63,8 +63,8 @@ def test_values_for_the_value_index(pg_shop: PgShop, duck_shop: Path) -> None:
 
 
 def test_values_for_routing_from_the_schema_alone(pg_shop: PgShop, duck_shop: Path) -> None:
-    """Routing reads a database's stored names from its schema as the graph gives it back: PostgreSQL's URL
-    with the password masked (put back from kgsql's private store), a DuckDB file."""
+    """Routing reads a database's stored names from its schema's path as ingest reads it and the graph keeps
+    it: PostgreSQL's URL with the password masked (put back from kgsql's private store), a DuckDB file."""
     for db in (pg_shop.reader_url, f"duckdb://{duck_shop}"):
         [schema] = read_sources(db)  # as ingest reads it: the password kept aside
         assert "***" in schema.path or schema.dialect == "duckdb"

@@ -19,8 +19,12 @@ from kgsql.text.encoder import get_encoder
     ("What is the zip code for Port Chelsea?", ["Port Chelsea"]),
     ("How many flights have destination ATO?", ["ATO"]),
     ("What region is Kabul in?", ["Kabul"]),
-    ("Which country does Airline \"JetBlue Airways\" belong to?", ["Airline JetBlue Airways", "JetBlue Airways"]),
+    ("Which country does Airline \"JetBlue Airways\" belong to?", ["Airline", "JetBlue Airways"]),
     ("How many singers do we have?", []),  # the first word is capitalised by the sentence, not a name
+    ("Which students were born after 1948? Order by age.", []),  # so is a later sentence's
+    ("What is Kyle\u2019s id?", ["Kyle"]),  # typographic apostrophes and quotes read as plain ones
+    ("Find the films titled \u201cThe Godfather\u201d.", ["The Godfather"]),
+    ("Which of Germany, France or Spain is largest?", ["Germany", "France", "Spain"]),  # a comma ends a name
     ("Which professionals live in a city containing the substring 'West'?", []),  # part of a value, not one
     ("List the names that start with 'Al'.", []),
 ])
@@ -40,9 +44,30 @@ def test_a_later_candidate_storing_the_name_is_chosen() -> None:
 
 
 def test_a_database_that_cannot_be_read_routes_by_its_words(tmp_path: Path) -> None:
-    assert database_values(DatabaseSchema("gone", path=str(tmp_path / "gone.sqlite"))) == []
-    assert database_values(DatabaseSchema("graph_only")) == []
+    assert database_values(DatabaseSchema("gone", path=str(tmp_path / "gone.sqlite"))) is None
+    assert database_values(DatabaseSchema("graph_only")) is None
+    assert database_values(DatabaseSchema("down", path="postgresql://kg@127.0.0.1:1/down", dialect="postgres")) is None
     assert not (tmp_path / "gone.sqlite").exists()  # looked at, not created
+    # values unknown: never passed over for a name it may store; a database storing nothing is
+    named = NamedValues([None, ["english"], []])
+    assert named.choose("How many English courses are there?", [0, 1]) is None
+    assert named.choose("How many English courses are there?", [2, 1]) == (1, "English")
+
+
+def test_the_notes_say_which_name_chose_and_what_the_fallback_did() -> None:
+    from kgsql.ask import routing_line
+    from kgsql.route.router import PassedOver, Route, Routing
+
+    chosen = Routing("Which city is the Alton airport in?", [Route("flight_2", 1.0), Route("flight_4", 2.0)], 0.5,
+                     "fused", named="Alton")
+    data = chosen.to_dict()
+    assert not chosen.close and data["gap"] is None and data["named"] == "Alton"  # scores out of order: no gap
+    assert data["notes"] == ["it stores 'Alton', which the question names; 'flight_4' fit its words better"]
+    assert data["notes"][0] in routing_line(data) and data["notes"][0] in chosen.note()
+    passed = Routing(chosen.question, chosen.ranked, 0.5, "fused", named="Alton",
+                     passed_over=(PassedOver("flight_2", "returned no rows"),))
+    assert passed.db == "flight_4" and passed.to_dict()["named"] is None and passed.chosen_by == ""
+    assert passed.notes() == ["'flight_2' stores 'Alton', which the question names, and its answer returned no rows"]
 
 
 TOWNS = ["Ashford", "Barnstaple", "Carlisle", "Dunbar", "Exmouth", "Falmouth", "Grantham", "Hexham"]

@@ -239,6 +239,9 @@ def test_auto_routes_the_question_and_says_where(page_server: ApiServer, browser
     assert status.startswith(f"Routed to {routing['db']}") and status.endswith("Answered.")
     assert ("close call" in status) == bool(routing["tied_with"])
     assert isinstance(routing["notes"], list) and all(note in status for note in routing["notes"])  # worded once
+    said = browser.execute_script("return routedNote(arguments[0])", {  # the service's words, as sent
+        "db": "web11", "tied_with": None, "notes": ["it stores 'Alton', which the question names"]})
+    assert said == "Routed to web11 (it stores 'Alton', which the question names). "
     tables = 11 if routing["db"] == "web11" else 55
     assert browser.execute_script("return window.kgsql.cy.nodes().length") == tables  # the routed database drawn
     assert browser.execute_script("return window.kgsql.cy.nodes('.selected').map(n => n.id())") == ["t03"]
