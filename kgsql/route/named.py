@@ -4,15 +4,16 @@
 student_transcripts_tracking's, but only the latter stores 'Port Chelsea'. The routing documents hold the
 few values the graph samples per column; :func:`database_values` reads a database's own short text values
 once, when its routing entry is built (cached with it), and :class:`NamedValues` says which databases store a
-name the question says (:func:`named_spans`): a run of capitalised words (not the question's first word), a
+name the question says (:func:`named_spans`): a run of capitalised words (not one opening a sentence), a
 code in capitals, or a quoted text, but not one the question asks to be *contained* ("the substring 'West'").
 A run stored whole is looked up whole; else every word of it must be a value of one database ("Timmothy
 Ward": a first and a last name).
 
 Among the first :data:`WITHIN` databases of the fused ranking, when the first stores no such name and a
 later one does, the later one answers; a name more than :data:`MAX_HOLDERS` databases store (``Asia``,
-``Male``) says nothing, and a first choice whose values could not be read is never passed over for them. Among Spider's 163 databases with a query log it mended 10 of the 972 dev questions'
-first choices and broke none (docs/eval.md, session 33).
+``Male``) says nothing, and a first choice whose values could not be read is never passed over for them.
+Among Spider's 163 databases with a query log it mended 10 of the 972 dev questions' first choices and broke
+none (docs/eval.md, session 33).
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ _QUOTED = re.compile(r"(?<!\w)(['\"])([^'\"]+)\1(?!\w)")
 _PLAIN_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 #: What may stand between two words of one name ("Port Chelsea", "Rolls-Royce", "AT&T"): not a comma.
 _WITHIN_NAME = re.compile(r"[ \t\-&]*")
+_SENTENCE_END = re.compile(r"[.?!]\W*$")
 #: Words before a text that ask for part of a value, not a stored one ("containing the substring 'West'").
 _PARTIAL = re.compile(r"\b(substrings?|contains?|containing|includes?|including|starts?|starting|begins?|"
                       r"beginning|ends?|ending|like|pattern|prefix|suffix)\b(?:\W+\w+){0,2}\W*$", re.I)
@@ -79,8 +81,8 @@ def named_spans(question: str) -> list[str]:
     question = question.translate(_PLAIN_QUOTES)
     runs: list[list[tuple[str, int, int]]] = [[]]
     end = 0
-    for w, start, stop in written_words(question):
-        opens = not question[:start].strip() or question[:start].rstrip()[-1] in ".?!"
+    for k, (w, start, stop) in enumerate(written_words(question)):
+        opens = k == 0 or _SENTENCE_END.search(question[end:start]) is not None
         if runs[-1] and not _WITHIN_NAME.fullmatch(question[end:start]):
             runs.append([])
         if (w[0].isupper() and not opens) or (len(w) > 1 and w.isupper()):
