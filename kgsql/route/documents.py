@@ -112,7 +112,8 @@ def _table_sentence(table: Table, vocabulary: frozenset[str]) -> str:
     return text
 
 
-def _phrase(text: str) -> str:
+def phrase(text: str) -> str:
+    """A name or value as routing compares them: lower-case words, plurals folded, one space apart."""
     return " ".join(fold(text))
 
 
@@ -126,15 +127,15 @@ def database_document(schema: DatabaseSchema, digest: str, vocabulary: frozenset
     phrases: dict[str, str] = {}
     for t in schema.tables:
         parts += [_readable(t.name, vocabulary), t.description]
-        phrases.setdefault(_phrase(" ".join(name_words(t.name, vocabulary))), "table")
+        phrases.setdefault(phrase(" ".join(name_words(t.name, vocabulary))), "table")
         for c in t.columns:
             parts += [_readable(c.name, vocabulary), c.readable_name, c.description]
-            name = _phrase(" ".join(name_words(c.name, vocabulary)))
+            name = phrase(" ".join(name_words(c.name, vocabulary)))
             if name not in GENERIC_NAMES:
                 phrases.setdefault(name, "column")
             for v in _values(c):
                 parts.append(v)
-                phrases.setdefault(_phrase(v), "value")
+                phrases.setdefault(phrase(v), "value")
     phrases = {p: k for p, k in phrases.items()
                if p and not (len(p) < 3 or all(w in STOPWORDS or w.isdigit() for w in p.split()))}
     terms = [w for w in fold(" ".join(x for x in parts if x)) if w not in STOPWORDS]

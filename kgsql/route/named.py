@@ -21,9 +21,9 @@ import re
 from collections import defaultdict
 from typing import Iterable, Sequence
 
-from kgsql.route.documents import GENERIC_NAMES
+from kgsql.route.documents import GENERIC_NAMES, phrase
 from kgsql.schema.model import DatabaseSchema
-from kgsql.text.words import STOPWORDS, stem, written_words
+from kgsql.text.words import STOPWORDS, written_words
 
 #: How far down the fused ranking a stored name may reach, and how many databases may store it.
 WITHIN = 3
@@ -47,11 +47,6 @@ _PARTIAL = re.compile(r"\b(substrings?|contains?|containing|includes?|including|
 _LETTER = re.compile(r"[^\W\d_]")
 
 
-def fold_name(text: str) -> str:
-    """A name as routing compares it: lower-case words, plurals folded."""
-    return " ".join(stem(w.lower()) for w, _, _ in written_words(text))
-
-
 def database_values(schema: DatabaseSchema) -> list[str] | None:
     """The folded short text values ``schema``'s database stores (with a letter, at most :data:`MAX_WORDS`
     words); None when its file or server cannot be read from here (it then routes by its words alone, and is
@@ -71,7 +66,7 @@ def database_values(schema: DatabaseSchema) -> list[str] | None:
         rows = extract_values(schema.path, schema, limits)
     except Exception:  # noqa: BLE001 - a database this machine cannot open routes by its words
         return None
-    folded = {fold_name(v) for _t, _c, v in rows if _LETTER.search(v)}
+    folded = {phrase(v) for _t, _c, v in rows if _LETTER.search(v)}
     return sorted(p for p in folded if p and len(p.split()) <= MAX_WORDS)
 
 
@@ -101,11 +96,11 @@ class NamedValues:
 
     def __init__(self, values: Sequence[Iterable[str] | None]) -> None:
         owners: dict[str, set[int]] = defaultdict(set)
-        for i, phrases in enumerate(values):
-            for phrase in phrases or ():
-                owners[phrase].add(i)
+        for i, stored in enumerate(values):
+            for value in stored or ():
+                owners[value].add(i)
         self._owners = {p: frozenset(o) for p, o in owners.items()}
-        self._unknown = frozenset(i for i, phrases in enumerate(values) if phrases is None)
+        self._unknown = frozenset(i for i, stored in enumerate(values) if stored is None)
 
     def __len__(self) -> int:
         return len(self._owners)
@@ -114,7 +109,7 @@ class NamedValues:
         """Each name the question says with the databases storing it (at most :data:`MAX_HOLDERS`)."""
         out = []
         for text in named_spans(question):
-            name = fold_name(text)
+            name = phrase(text)
             content = [w for w in name.split() if w not in STOPWORDS]
             if not content or name in GENERIC_NAMES:  # "What is the ID of ...": a word, not a stored name
                 continue

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from kgsql.route.index import build_index, graph_databases
-from kgsql.route.named import NamedValues, database_values, fold_name, named_spans
+from kgsql.route.documents import phrase
+from kgsql.route.named import NamedValues, database_values, named_spans
 from kgsql.route.router import DatabaseRouter
 from kgsql.schema.model import DatabaseSchema
 from kgsql.text.encoder import get_encoder
@@ -40,7 +41,7 @@ def test_a_later_candidate_storing_the_name_is_chosen() -> None:
     assert named.choose("Find Timmothy Ward's phone.", [0, 1]) == (1, "Timmothy Ward")  # every word a value of it
     assert named.choose("How many countries are in Asia?", [0, 2]) is None  # four databases store it: says nothing
     assert NamedValues([[], ["id"]]).choose("What is the ID of the oldest dog?", [0, 1]) is None  # a generic word
-    assert fold_name("Port  Chelseas") == "port chelsea"
+    assert phrase("Port  Chelseas") == "port chelsea"
 
 
 def test_a_database_that_cannot_be_read_routes_by_its_words(tmp_path: Path) -> None:
