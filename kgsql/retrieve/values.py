@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from kgsql.errors import QueryExecutionError
 from kgsql.paths import write_private
 from kgsql.retrieve.index import default_cache_dir
 from kgsql.retrieve.romanise import romanised_forms
@@ -115,11 +116,17 @@ def extract_values(db_path: str | os.PathLike[str], schema: DatabaseSchema | Non
 
 def _engine_values(db: str | os.PathLike[str], schema: DatabaseSchema | None,
                    limits: ValueLimits) -> list[tuple[str, str, str]]:
-    """:func:`extract_values` for a PostgreSQL/DuckDB database: its text columns, by the schema's types."""
+    """:func:`extract_values` for a PostgreSQL/DuckDB database: its text columns, by the schema's types.
+    Raises QueryExecutionError when the database cannot be reached at all (asked once, before any column)."""
     from kgsql.db import engines
     from kgsql.db.engines.base import is_text_type
     from kgsql.db.target import parse_target
 
+    try:
+        engines.engine_for(db).run("SELECT 1")  # a server that is down costs one attempt, not one per column
+    except Exception as exc:  # noqa: BLE001 - each driver says "down" its own way
+        shown = parse_target(os.fspath(db)).display  # the password masked
+        raise QueryExecutionError(f"cannot read the values of {shown}: {exc}") from None
     if schema is None:
         target = parse_target(os.fspath(db))
         schema = engines.read_schema(target, sample_rows=1, value_examples=0, with_stats=False)
@@ -206,7 +213,10 @@ class ValueIndex:
             except (OSError, ValueError):
                 entries = None
         if entries is None:
-            entries = extract_values(p, schema, limits)
+            try:
+                entries = extract_values(p, schema, limits)
+            except QueryExecutionError:  # a server down now: no values this time, and none cached for later
+                return cls([])
             if use_cache:
                 try:  # cell values: a 0600 file in a 0700 folder, replaced atomically
                     write_private(cache, gzip.compress(json.dumps(entries).encode("utf-8")))

@@ -48,6 +48,31 @@ def _schema(tables: dict[str, list[str]], fks: list[tuple[str, str, str, str]]) 
     )
 
 
+def test_a_server_that_is_down_is_asked_once_and_its_missing_values_are_not_cached(tmp_path: Path,
+                                                                                    monkeypatch) -> None:
+    import pytest
+
+    from kgsql.db import engines
+    from kgsql.errors import QueryExecutionError
+
+    url = "postgresql://kg:secret@127.0.0.1:1/down"
+    columns = [Column(f"c{i}", "TEXT") for i in range(6)]
+    schema = DatabaseSchema("down", tables=[Table("t", columns), Table("u", columns)], path=url, dialect="postgres")
+    asked: list[str] = []
+    real = engines.engine_for
+
+    def counted(db):  # type: ignore[no-untyped-def]
+        asked.append(str(db))
+        return real(db)
+
+    monkeypatch.setattr(engines, "engine_for", counted)
+    with pytest.raises(QueryExecutionError, match="cannot read the values of") as caught:
+        extract_values(url, schema)
+    assert "secret" not in str(caught.value) and len(asked) == 1  # one attempt, not one per column (12)
+    index = ValueIndex.for_database(url, schema, cache_dir=tmp_path)
+    assert len(index) == 0 and not list(tmp_path.glob("values-*"))  # a later run, the server up, reads them
+
+
 def test_join_completion_many_to_many(school) -> None:  # type: ignore[no-untyped-def]
     jc = complete_joins(school, ["students", "courses"])
     assert jc.added_tables == ["enrollments"]
