@@ -68,6 +68,7 @@ from kgsql.correct.literals import match_literals
 from kgsql.correct.located_values import locate_values
 from kgsql.correct.lookup import labels_for_shown_keys, labels_through_keys, repair_lookups
 from kgsql.correct.nearest import rank_by_distance
+from kgsql.correct.opinions import Opinion, second_opinions
 from kgsql.correct.ranking import rank_known_values
 from kgsql.correct.ratios import cast_ratios
 from kgsql.correct.repair import repair_joins
@@ -132,6 +133,7 @@ class LoopOptions(Rewrites):
     tip_kinds: tuple[str, ...] = ()  # keep only these tip kinds (empty: all)
     show_failed_query: bool = True
     tip_rounds: bool = False     # the first pipeline's rounds (SSpa's): see the module docstring
+    opinions: int = 0            # readings sampled after an answer with rows, to check it (``kgsql.correct.opinions``)
 
 
 #: Rewrites of a failed candidate without a model call, in the order tried: (the :class:`Rewrites` switch,
@@ -185,6 +187,7 @@ class LoopResult:
     votes: dict[str, int] = field(default_factory=dict)  # query -> how often it was generated
     repaired: int = 0                                    # candidates written by join repair
     error: str | None = None                             # why there is no query at all
+    opinions: list[Opinion] = field(default_factory=list)  # the answer's check (``kgsql.correct.opinions``)
 
 
 def same_query(sql: str) -> str:
@@ -254,13 +257,14 @@ class _Candidates:
             return self.repaired(checked), False
         return checked, False
 
-    def rewritten(self, sql: str) -> str:
-        """``sql`` after each of :data:`REWRITES` that applies, in order (a model's candidate or a repair's)."""
+    def rewritten(self, sql: str, *, counted: bool = True) -> str:
+        """``sql`` after each of :data:`REWRITES` that applies, in order (a model's candidate or a repair's);
+        ``counted``: each rewrite counts in ``repaired`` (an opinion's do not: it is no candidate)."""
         for switch, rewrite in REWRITES:
             changed = rewrite(self.ctx, sql) if getattr(self.opts, switch) else None
             if changed is not None:
                 sql = changed
-                self.out.repaired += 1
+                self.out.repaired += counted
         return sql
 
     def check(self, sql: str) -> Checked:
@@ -284,6 +288,22 @@ class _Candidates:
             if checked.result is not None:
                 return checked
         return failed
+
+    def opinion(self, seed: int) -> Checked | None:
+        """One reading sampled from the first prompt (which a prefix-caching server has read) and run, kept
+        apart from the candidates: it checks the answer and never becomes it. None when it held no SQL."""
+        from kgsql.sql.extract import extract_sql
+
+        raw, suffix = self.generator.generate(self.prompt, self.question, self.trace, step="sql_opinion",
+                                              temperature=self.opts.temperature, seed=seed)
+        try:
+            sql = self.rewritten(extract_sql(raw, prompt_suffix=suffix, last=self.generator.stepwise), counted=False)
+        except KgsqlError:
+            return None
+        known = self.tried.get(same_query(sql))
+        if known is not None:
+            return known
+        return check_candidate(self.ctx, sql, tips=False, vacuous_as_empty=True)
 
     def best(self) -> Checked | None:
         """By result (:func:`vote`); with ``tip_rounds`` the latest of the best rank (rows count as rows)."""
@@ -327,6 +347,8 @@ class CorrectionLoop:
         out.best = run.best()
         if out.best is not None:
             out.error = out.best.error
+            if opts.opinions > 0 and _rank(out.best) == 2:
+                out.opinions = second_opinions(run.opinion, out.best, opts.opinions, ctx.tree)
         return out
 
     def _new_tips(self, current: Checked | None, out: LoopResult) -> list[Tip]:

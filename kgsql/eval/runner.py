@@ -252,6 +252,7 @@ def answer_record(example: GoldQuestion, dataset: Dataset, answer: Any, *, timeo
         "repaired": getattr(answer, "repaired", 0),
         "warnings": [w["code"] for w in getattr(answer, "warnings", None) or []],  # the answer's flags (issue 34)
         "refusal": getattr(answer, "refusal", "") or "",
+        "opinions": list(getattr(answer, "opinions", None) or []),  # the answer's check (kgsql.correct.opinions)
     })
     if getattr(answer, "steps", None):  # agent mode: every thought, action and observation
         rec.extra["agent_steps"] = list(answer.steps)

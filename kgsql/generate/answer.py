@@ -61,6 +61,7 @@ class Answer:
     explanation: dict[str, Any] = field(default_factory=dict)  # what the SQL does (kgsql.generate.explain)
     warnings: list[dict[str, str]] = field(default_factory=list)  # flags: {code, text} (kgsql.generate.flags)
     refusal: str = ""  # "cannot answer: ..." when the database lacks what the question needs (generate.refusal)
+    opinions: list[dict[str, Any]] = field(default_factory=list)  # readings sampled to check it (correct.opinions)
 
     @property
     def ok(self) -> bool:

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from sqlglot import exp
 
+from kgsql.correct.opinions import Opinion, differing, doubted
 from kgsql.generate.degenerate import (counted_measures, counts_per_unique_key, echoed_columns, extreme_tests,
                                       text_for_numbers, ungrouped_columns, unlabelled_groups, unlinked_joins)
 from kgsql.generate.explain import Explanation
@@ -32,7 +33,8 @@ __all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_r
 FLAG_CODES = ("constant", "no-edge-join", "unlinked-join", "fanout-join", "copied-rows", "unused-table",
               "unused-column", "unused-literal", "negation-by-row", "both-as-either", "other-measure", "echo",
               "count-per-unique", "text-for-number", "unlabelled-groups", "counted-measure", "tied-extreme",
-              "ungrouped-column", "one-total", "zero-count", "empty-result", "null-result", "corrected", "failed")
+              "ungrouped-column", "one-total", "zero-count", "other-reading", "empty-result", "null-result", "corrected",
+              "failed")
 _QUOTED = re.compile(r"""(?:^|[\s(])["'“‘]([^"'”’]{1,80})["'”’]""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 #: A question that asks for what has none (``do not speak English``, ``without any``, ``never``).
@@ -361,12 +363,14 @@ def _normal(sql: str, dialect: str) -> str:
 
 def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation: Explanation,
                  rows: Sequence[Sequence[Any]], error: str | None = None, first_sql: str = "",
-                 rounds: int = 1, exists: RowProbe | None = None) -> list[Flag]:
+                 rounds: int = 1, exists: RowProbe | None = None,
+                 opinions: Sequence[Opinion | dict[str, Any]] = ()) -> list[Flag]:
     """The flags of one answer. ``first_sql``: the first query run; ``rounds``: the generations the
     correction loop made. ``corrected`` needs both a second generation and a final query other than the
     first: a join repair alone (no second generation) follows a graph edge, which the explanation shows,
     where a second generation is the model's guess after a failure. ``exists``: a read-only probe on the
-    database, for ``copied-rows``, ``ungrouped-column`` and ``zero-count`` (without one they are not looked for)."""
+    database, for ``copied-rows``, ``ungrouped-column`` and ``zero-count`` (without one they are not looked for).
+    ``opinions``: the readings sampled to check the answer (``kgsql.correct.opinions``), for ``other-reading``."""
     flags: list[Flag] = []
     if error:
         flags.append(Flag("failed", f"the query failed: {error.splitlines()[0][:120]}"))
@@ -419,6 +423,10 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
         if unmatched:  # (text-for-number names the same cause)
             flags.append(Flag("zero-count", f"the query counts 0 rows, and {unmatched[0]} holds no "
                                             f"'{unmatched[1]}' in any spelling"))
+    if doubted(opinions):
+        flags.append(Flag("other-reading", f"the model, asked {len(opinions)} more times, never wrote a query with "
+                                           f"these rows ({differing(opinions)} returned others): the question may "
+                                           "read another way"))
     flags += _empty_or_null(rows, error)
     if sql and rounds > 1 and first_sql and _normal(first_sql, dialect) != _normal(sql, dialect):
         flags.append(Flag("corrected", f"self-correction rewrote the model's first query ({rounds} generations)"))

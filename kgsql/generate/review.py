@@ -60,7 +60,8 @@ def review(answer: Any, schema: DatabaseSchema) -> Any:
             flags = answer_flags(question=answer.standalone or answer.question, sql=answer.sql, schema=schema,
                                  explanation=explanation, rows=answer.rows, error=answer.error,
                                  first_sql=answer.candidates[0] if answer.candidates else "",
-                                 rounds=answer.rounds, exists=row_probe(ctx) if schema.path else None)
+                                 rounds=answer.rounds, exists=row_probe(ctx) if schema.path else None,
+                                 opinions=answer.opinions)
     except (KgsqlError, SqlglotError, RecursionError, ValueError, KeyError, AttributeError, TypeError):
         return answer  # a query sqlglot reads oddly: the answer stands, unreviewed
     answer.explanation = explanation.to_dict()

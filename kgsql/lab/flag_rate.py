@@ -3,7 +3,7 @@
     python -m kgsql.lab.flag_rate RECORDS.jsonl --databases DIR [--graph-root TMP] [--out REPORT.json]
 
 For every record (``db_id``, ``question``, ``pred``, ``spider_ex``,
-``extra.candidates``, ``extra.repaired``, ``error``) the flags of :mod:`kgsql.generate.flags` are computed as
+``extra.candidates``, ``extra.repaired``, ``extra.opinions``, ``error``) the flags of :mod:`kgsql.generate.flags` are computed as
 the answer would have carried them, with no model call: the predicted SQL is run read-only on
 ``DIR/<db_id>/<db_id>.sqlite`` for its rows, and the join edges come from the schema graph, the way
 the methods read them: each database is ingested into a throwaway embedded graph (``--graph-root``,
@@ -54,12 +54,43 @@ def record_flags(record: dict[str, Any], schema: Any) -> list[str]:
         except KgsqlError as exc:
             error = str(exc)
     candidates = extra.get("candidates") or []
+    opinions = reread_opinions(schema.path, sql, rows if error is None else None, extra.get("opinions") or [])
     with CheckContext(schema) as ctx:  # the database probed as the review probes it
         explanation = explain_sql(sql, schema, probe=value_probe(ctx) if schema.path else None)
         flags = answer_flags(question=record["question"], sql=sql, schema=schema, explanation=explanation,
                              rows=rows, error=error, first_sql=candidates[0] if candidates else "",
-                             rounds=int(record.get("rounds") or 1), exists=row_probe(ctx) if schema.path else None)
+                             rounds=int(record.get("rounds") or 1), exists=row_probe(ctx) if schema.path else None,
+                             opinions=opinions)
     return [f.code for f in flags]
+
+
+def reread_opinions(path: Any, sql: str, rows: list[Any] | None,
+                    opinions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The record's opinions (``kgsql.correct.opinions``) compared with the answer again, each run read-only, so
+    the agreement is this code's, whatever code recorded them; one that failed stays no opinion."""
+    from kgsql.correct.opinions import orders_rows, same_rows
+    from kgsql.correct.rules import Checked
+    from kgsql.db.isolate import execute_isolated
+    from kgsql.db.result import QueryResult
+    from kgsql.sql.names import parse_sql
+
+    if rows is None or not opinions:
+        return opinions
+    answer = Checked(sql, QueryResult([], [tuple(r) for r in rows]), None, [])
+    out = []
+    for opinion in opinions:
+        agrees = opinion.get("agrees")
+        if agrees is not None:
+            try:
+                other = Checked(opinion["sql"], execute_isolated(path, opinion["sql"], timeout_s=30.0, max_rows=1000),
+                                None, [])
+            except KgsqlError:
+                agrees = None
+            else:
+                ordered = orders_rows(parse_sql(sql)) and orders_rows(parse_sql(opinion["sql"]))
+                agrees = same_rows(answer, other, ordered=ordered)
+        out.append({**opinion, "agrees": agrees})
+    return out
 
 
 def score(records: list[dict[str, Any]], flags: list[list[str]]) -> dict[str, Any]:

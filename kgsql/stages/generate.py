@@ -52,6 +52,7 @@ def correct_into(state: QuestionState, generator: Generator, prompt: Any, loop: 
     answer.candidates = list(result.candidates)
     answer.tips = [t.text for t in result.tips]
     answer.error = result.error
+    answer.opinions = [o.to_dict() for o in result.opinions]
     best = result.best
     if best is not None:
         answer.sql = best.sql

@@ -70,6 +70,7 @@ class OneCallOptions(Rewrites):
     samples: int = 0                 # [sql] sampled candidates voted by result when nothing returned rows
     spatial_samples: int = 1         # [sql] ... on a spatial database (200 spatial questions, sessions 21 and 26)
     temperature: float = 0.7         # [sql] for the sampled candidates
+    opinions: int = 0                # [sql] readings sampled after an answer with rows to check it (other-reading)
     max_tokens: int = 256            # [sql]
     timeout_s: float = 30.0          # [sql]
     max_rows: int = 1000             # [sql]
@@ -90,7 +91,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
     Examples come from ``pool``, else the database's taught ``graph_examples``, else ``fallback_pool``."""
     o = options
     loop = LoopOptions(max_rounds=o.max_rounds, samples=o.samples, temperature=o.temperature, correction=o.correction,
-                       **o.switches())
+                       opinions=o.opinions, **o.switches())
     needs_retrieval = o.scope != "database" or o.value_hints or o.join_hints or o.spatial_hints
     once_per_database = o.spatial_choice == "database"  # a spatial database's notes and derived examples
     return [

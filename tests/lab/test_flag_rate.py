@@ -21,14 +21,17 @@ def _records(folder: Path) -> Path:
     rows: list[dict[str, Any]] = [
         {"id": "1", "db_id": "rate_shop", "question": "How many customers are there?",
          "pred": "SELECT count(*) FROM customers", "spider_ex": 1, "error": None, "rounds": 1,
-         "extra": {"candidates": ["SELECT count(*) FROM customers"], "selection": {"tables": ["customers"]}}},
+         "extra": {"candidates": ["SELECT count(*) FROM customers"], "selection": {"tables": ["customers"]},
+                   # recorded by older code as another answer; read again, the same count
+                   "opinions": [{"sql": "SELECT count(customer_id) FROM customers", "agrees": False},
+                                {"sql": "SELECT nothing FROM nowhere", "agrees": None}]}},
         {"id": "2", "db_id": "rate_shop", "question": "Which customers placed orders?",
          "pred": "SELECT c.name FROM customers AS c JOIN performers AS p ON c.customer_id = p.performer_id",
          "spider_ex": 0, "error": None, "rounds": 1,
          "extra": {"candidates": [], "selection": {"tables": ["customers", "orders", "performers"]}}},
         {"id": "3", "db_id": "rate_shop", "question": "Who lives in Oslo?",
          "pred": "SELECT name FROM customers WHERE city = 'Oslo'", "spider_ex": 0, "error": None, "rounds": 1,
-         "extra": {}},
+         "extra": {"opinions": [{"sql": "SELECT name FROM performers WHERE city = 'Oslo'", "agrees": True}]}},
     ]
     path = folder / "records.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -41,12 +44,13 @@ def test_the_shares_and_each_flag(tmp_path: Path, capsys: Any) -> None:
     assert main([str(records), "--databases", str(tmp_path / "db"), "--graph-root", str(tmp_path / "graph"),
                  "--out", str(out)]) == 0
     report = json.loads(out.read_text())
-    assert (report["wrong"], report["right"], report["wrong_flagged"], report["right_clean"]) == (2, 1, 0.5, 1.0)
+    assert (report["wrong"], report["right"], report["wrong_flagged"], report["right_clean"]) == (2, 1, 1.0, 1.0)
     assert report["by_flag"] == {"empty-result": {"wrong": 1, "right": 0}, "no-edge-join": {"wrong": 1, "right": 0},
-                                 "unused-table": {"wrong": 1, "right": 0}}
-    assert [r["flags"] for r in report["per_record"]] == [[], ["no-edge-join", "unused-table", "empty-result"], []]
+                                 "other-reading": {"wrong": 1, "right": 0}, "unused-table": {"wrong": 1, "right": 0}}
+    assert [r["flags"] for r in report["per_record"]] == [[], ["no-edge-join", "unused-table", "empty-result"],
+                                                          ["other-reading"]]
     printed = capsys.readouterr().out
-    assert "wrong answers with >= 1 flag: 50.0 % (goal >= 60 %)" in printed
+    assert "wrong answers with >= 1 flag: 100.0 % (goal >= 60 %)" in printed
     from kgsql.graph.embedded import running_server
 
     assert running_server(tmp_path / "graph") is None  # the throwaway graph's server does not outlive the tool
