@@ -231,6 +231,7 @@ class _Candidates:
         self.out = LoopResult()
         self.tried: dict[str, Checked] = {}
         self.failed = ""  # the failed-query block last shown (``tip_rounds`` keeps it over a round without SQL)
+        self.read: dict[str, Checked] = {}  # the readings run to check the answer (no candidates)
 
     def attempt(self, step: str, feedback: str, **params: Any) -> tuple[Checked | None, bool]:
         """(the candidate, whether it repeats an earlier one); None when the output held no SQL."""
@@ -264,7 +265,7 @@ class _Candidates:
             changed = rewrite(self.ctx, sql) if getattr(self.opts, switch) else None
             if changed is not None:
                 sql = changed
-                self.out.repaired += counted
+                self.out.repaired += int(counted)
         return sql
 
     def check(self, sql: str) -> Checked:
@@ -300,10 +301,11 @@ class _Candidates:
             sql = self.rewritten(extract_sql(raw, prompt_suffix=suffix, last=self.generator.stepwise), counted=False)
         except KgsqlError:
             return None
-        known = self.tried.get(same_query(sql))
-        if known is not None:
-            return known
-        return check_candidate(self.ctx, sql, tips=False, vacuous_as_empty=True)
+        key = same_query(sql)
+        known = self.tried.get(key) or self.read.get(key)
+        if known is None:
+            known = self.read[key] = check_candidate(self.ctx, sql, tips=False, vacuous_as_empty=True)
+        return known
 
     def best(self) -> Checked | None:
         """By result (:func:`vote`); with ``tip_rounds`` the latest of the best rank (rows count as rows)."""
@@ -347,7 +349,8 @@ class CorrectionLoop:
         out.best = run.best()
         if out.best is not None:
             out.error = out.best.error
-            if opts.opinions > 0 and _rank(out.best) == 2:
+            whole_rows = _rank(out.best) == 2 and not out.best.result.truncated  # type: ignore[union-attr]
+            if opts.opinions > 0 and whole_rows:  # a cut-off answer cannot be compared
                 out.opinions = second_opinions(run.opinion, out.best, opts.opinions, ctx.tree)
         return out
 

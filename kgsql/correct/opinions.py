@@ -10,14 +10,16 @@ change the answer: they are its check, not candidates.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
+from decimal import Decimal
 
 from sqlglot import exp
 
-from kgsql.correct.rules import Checked
+from kgsql.correct.rules import Checked, is_vacuous
+from kgsql.errors import KgsqlError
 
-__all__ = ["FIRST_SEED", "Opinion", "agreeing", "differing", "doubted", "orders_rows", "same_rows",
+__all__ = ["FIRST_SEED", "Opinion", "agreeing", "differing", "doubted", "opinion_of", "orders_rows", "same_rows",
            "second_opinions"]
 
 #: The opinions' seeds start here, apart from the correction loop's sampled candidates (1, 2, ...), so a
@@ -41,33 +43,54 @@ class Opinion:
 
 def same_rows(a: Checked, b: Checked, *, ordered: bool = False) -> bool:
     """Whether two candidates that ran say the same thing: the same distinct rows (a DISTINCT more or less, a
-    row a join copied, is no other reading), in the same order when ``ordered``; where one shows more
-    columns ("the gender, and its count"), the other's rows are those of some of its columns."""
+    row a join copied, is no other reading; 30 and 30.0 are one number), in the same order when ``ordered``;
+    where one shows more columns ("the gender, and its count"), the other's rows are those of some of its
+    columns, in any order."""
     if a.result is None or b.result is None:
         return False
-    narrow, wide = sorted((a.result.rows, b.result.rows), key=lambda rows: len(rows[0]) if rows else 0)
+    narrow, wide = sorted(([_row(r) for r in a.result.rows], [_row(r) for r in b.result.rows]),
+                          key=lambda rows: len(rows[0]) if rows else 0)
     if not narrow or not wide:
         return not narrow and not wide
-    target = _distinct([tuple(map(repr, row)) for row in narrow], ordered)
-    wide_text = [tuple(map(repr, row)) for row in wide]
-    return any(_distinct([tuple(row[j] for j in pick) for row in wide_text], ordered) == target
-               for pick in _column_picks(target, wide_text))
+    if not narrow[0]:
+        return False  # a result of no columns says nothing
+    target = _distinct(narrow, ordered)
+    return any(_distinct([tuple(row[j] for j in pick) for row in wide], ordered) == target
+               for pick in _column_picks(narrow, wide))
 
 
-def _distinct(rows: list[tuple[str, ...]], ordered: bool) -> list[tuple[str, ...]] | set[tuple[str, ...]]:
+def _row(row: Sequence[object]) -> tuple[object, ...]:
+    """A row's values as comparable keys: numbers by value (``30 == 30.0``, ``Decimal('1.50')``), the rest as
+    written."""
+    return tuple(round(float(v), 6) if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)
+                 else repr(v) for v in row)
+
+
+def _distinct(rows: list[tuple[object, ...]], ordered: bool) -> list[tuple[object, ...]] | set[tuple[object, ...]]:
     return list(dict.fromkeys(rows)) if ordered else set(rows)
 
 
-def _column_picks(narrow: Iterable[tuple[str, ...]], wide: list[tuple[str, ...]]) -> Iterator[tuple[int, ...]]:
-    """The ways to read each narrow column as a distinct wide column holding the same values (at most
-    :data:`MAX_PICKS`)."""
-    narrow = list(narrow)
+def _column_picks(narrow: list[tuple[object, ...]], wide: list[tuple[object, ...]]) -> Iterator[tuple[int, ...]]:
+    """The ways to read each narrow column as a distinct wide column holding the same values, the columns in
+    their own order first, at most :data:`MAX_PICKS` of them. The search fills the most constrained column
+    first and never revisits a used one, so ten columns of NULLs cost as little as two."""
     width = len(narrow[0])
     values = [{row[i] for row in narrow} for i in range(width)]
     wide_values = [{row[j] for row in wide} for j in range(len(wide[0]))]
-    options = [[j for j, held in enumerate(wide_values) if held == values[i]] for i in range(width)]
-    picks = (pick for pick in itertools.product(*options) if len(set(pick)) == width)
-    return itertools.islice(picks, MAX_PICKS)
+    options = [sorted((j for j, held in enumerate(wide_values) if held == values[i]), key=lambda j: j != i)
+               for i in range(width)]  # a column in its own place first
+    order = sorted(range(width), key=lambda i: len(options[i]))
+
+    def picks(k: int, chosen: dict[int, int]) -> Iterator[tuple[int, ...]]:
+        if k == width:
+            yield tuple(chosen[i] for i in range(width))
+            return
+        column = order[k]
+        for j in options[column]:
+            if j not in chosen.values():
+                yield from picks(k + 1, {**chosen, column: j})
+
+    return itertools.islice(picks(0, {}), MAX_PICKS)
 
 
 def orders_rows(tree: exp.Expression | None) -> bool:
@@ -79,21 +102,37 @@ def second_opinions(draw: Callable[[int], Checked | None], answer: Checked, n: i
                     tree: Callable[[str], exp.Expression | None]) -> list[Opinion]:
     """Up to ``n`` readings, each ``draw(seed)`` (a sampled candidate, run; None when it held no SQL), compared
     with ``answer``'s rows; in order where both queries order them ("in descending order of the injured"
-    read as another ranking is another answer), ``tree`` parsing each query. The first reading that agrees
-    ends them: no later one can make the answer doubted (:func:`doubted`), and a right answer then costs one
-    call, not ``n`` (1.4 calls a question on a Spider sample instead of 2.8; docs/eval.md, session 34)."""
+    read as another ranking is another answer), ``tree`` parsing each query. A reading that failed, came
+    back empty, vacuous (one row of NULLs or zeros) or cut off says nothing: more likely a broken query than
+    another reading. The first reading that agrees ends them: no later one can make the answer doubted
+    (:func:`doubted`), and a right answer then costs one call, not ``n`` (1.4 calls a question on a Spider
+    sample instead of 2.8; docs/eval.md, session 34). A model or database error ends them too: the answer
+    stands, checked by the readings made so far."""
     out: list[Opinion] = []
     answer_ordered = orders_rows(tree(answer.sql))
     for seed in range(FIRST_SEED, FIRST_SEED + n):
-        other = draw(seed)
-        if other is None or other.result is None:
-            out.append(Opinion(other.sql if other is not None else "", None))
-            continue
-        ordered = answer_ordered and orders_rows(tree(other.sql))
-        out.append(Opinion(other.sql, same_rows(answer, other, ordered=ordered)))
+        try:
+            other = draw(seed)
+        except KgsqlError:
+            break
+        out.append(opinion_of(answer, other, tree, answer_ordered=answer_ordered))
         if out[-1].agrees:
             break
     return out
+
+
+def opinion_of(answer: Checked, other: Checked | None, tree: Callable[[str], exp.Expression | None], *,
+               answer_ordered: bool | None = None) -> Opinion:
+    """What the reading ``other`` (None: it held no SQL) says of ``answer``: agrees, differs, or nothing (it
+    failed, came back empty, vacuous or cut off)."""
+    if other is None:
+        return Opinion("", None)
+    result = other.result
+    if result is None or not result.rows or result.truncated or is_vacuous(result):
+        return Opinion(other.sql, None)
+    if answer_ordered is None:
+        answer_ordered = orders_rows(tree(answer.sql))
+    return Opinion(other.sql, same_rows(answer, other, ordered=answer_ordered and orders_rows(tree(other.sql))))
 
 
 def agreeing(opinions: Sequence[Opinion | dict[str, object]]) -> int:

@@ -33,8 +33,8 @@ __all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_r
 FLAG_CODES = ("constant", "no-edge-join", "unlinked-join", "fanout-join", "copied-rows", "unused-table",
               "unused-column", "unused-literal", "negation-by-row", "both-as-either", "other-measure", "echo",
               "count-per-unique", "text-for-number", "unlabelled-groups", "counted-measure", "tied-extreme",
-              "ungrouped-column", "one-total", "zero-count", "other-reading", "empty-result", "null-result", "corrected",
-              "failed")
+              "ungrouped-column", "one-total", "zero-count", "other-reading", "empty-result", "null-result",
+              "corrected", "failed")
 _QUOTED = re.compile(r"""(?:^|[\s(])["'“‘]([^"'”’]{1,80})["'”’]""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 #: A question that asks for what has none (``do not speak English``, ``without any``, ``never``).

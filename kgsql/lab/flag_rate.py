@@ -2,9 +2,9 @@
 
     python -m kgsql.lab.flag_rate RECORDS.jsonl --databases DIR [--graph-root TMP] [--out REPORT.json]
 
-For every record (``db_id``, ``question``, ``pred``, ``spider_ex``,
-``extra.candidates``, ``extra.repaired``, ``extra.opinions``, ``error``) the flags of :mod:`kgsql.generate.flags` are computed as
-the answer would have carried them, with no model call: the predicted SQL is run read-only on
+For every record (``db_id``, ``question``, ``pred``, ``spider_ex``, ``extra.candidates``, ``extra.repaired``,
+``extra.opinions``, ``error``) the flags of :mod:`kgsql.generate.flags` are computed as the answer would have
+carried them, with no model call: the predicted SQL is run read-only on
 ``DIR/<db_id>/<db_id>.sqlite`` for its rows, and the join edges come from the schema graph, the way
 the methods read them: each database is ingested into a throwaway embedded graph (``--graph-root``,
 default a temporary folder), discovered joins included. Prints and writes (``--out``) the share of wrong
@@ -54,7 +54,7 @@ def record_flags(record: dict[str, Any], schema: Any) -> list[str]:
         except KgsqlError as exc:
             error = str(exc)
     candidates = extra.get("candidates") or []
-    opinions = reread_opinions(schema.path, sql, rows if error is None else None, extra.get("opinions") or [])
+    opinions = reread_opinions(schema, sql, rows if error is None else None, extra.get("opinions") or [])
     with CheckContext(schema) as ctx:  # the database probed as the review probes it
         explanation = explain_sql(sql, schema, probe=value_probe(ctx) if schema.path else None)
         flags = answer_flags(question=record["question"], sql=sql, schema=schema, explanation=explanation,
@@ -64,32 +64,34 @@ def record_flags(record: dict[str, Any], schema: Any) -> list[str]:
     return [f.code for f in flags]
 
 
-def reread_opinions(path: Any, sql: str, rows: list[Any] | None,
+def reread_opinions(schema: Any, sql: str, rows: list[Any] | None,
                     opinions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The record's opinions (``kgsql.correct.opinions``) compared with the answer again, each run read-only, so
-    the agreement is this code's, whatever code recorded them; one that failed stays no opinion."""
-    from kgsql.correct.opinions import orders_rows, same_rows
+    """The record's opinions (``kgsql.correct.opinions``) judged again, each run read-only, so what they say
+    of the answer is this code's, whatever code recorded them."""
+    from functools import lru_cache
+
+    from kgsql.correct.opinions import opinion_of
     from kgsql.correct.rules import Checked
     from kgsql.db.isolate import execute_isolated
     from kgsql.db.result import QueryResult
+    from kgsql.sql.dialects import dialect_of, sqlglot_name
     from kgsql.sql.names import parse_sql
 
     if rows is None or not opinions:
         return opinions
+    dialect = sqlglot_name(dialect_of(schema))
+    tree = lru_cache(maxsize=None)(lambda text: parse_sql(text, dialect))
     answer = Checked(sql, QueryResult([], [tuple(r) for r in rows]), None, [])
     out = []
-    for opinion in opinions:
-        agrees = opinion.get("agrees")
-        if agrees is not None:
+    for recorded in opinions:
+        said = recorded.get("sql") or ""
+        other = None
+        if said:
             try:
-                other = Checked(opinion["sql"], execute_isolated(path, opinion["sql"], timeout_s=30.0, max_rows=1000),
-                                None, [])
-            except KgsqlError:
-                agrees = None
-            else:
-                ordered = orders_rows(parse_sql(sql)) and orders_rows(parse_sql(opinion["sql"]))
-                agrees = same_rows(answer, other, ordered=ordered)
-        out.append({**opinion, "agrees": agrees})
+                other = Checked(said, execute_isolated(schema.path, said, timeout_s=30.0, max_rows=1000), None, [])
+            except KgsqlError as exc:
+                other = Checked(said, None, str(exc), [])
+        out.append({**recorded, "agrees": opinion_of(answer, other, tree).agrees})
     return out
 
 

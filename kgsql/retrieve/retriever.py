@@ -194,6 +194,8 @@ class SchemaRetriever:
                 self._values.popitem(last=False)
         prepared = PreparedDatabase(schema, docs, index, SchemaFacts.from_schema(schema), fk_graph(schema), values,
                                     schema.column_count, (time.perf_counter() - t0) * 1000)
+        if values is not None and not values.reachable:
+            return prepared  # its server was down: prepared again next time, when it may be back
         self._prepared[id(schema)] = (weakref.ref(schema), path, schema.column_count, prepared)
         while len(self._prepared) > MAX_PREPARED:  # callers that build a new schema object per call
             self._prepared.popitem(last=False)

@@ -154,12 +154,14 @@ def _norm(text: str) -> str:
 
 
 class ValueIndex:
-    """BM25 over words and character trigrams of distinct column values."""
+    """BM25 over words and character trigrams of distinct column values. ``reachable`` is False for the empty
+    index of a server that was down: nothing is kept of it, so the values are read when it is back."""
 
-    def __init__(self, entries: list[tuple[str, str, str]]) -> None:
+    def __init__(self, entries: list[tuple[str, str, str]], *, reachable: bool = True) -> None:
         import bm25s
 
         self.entries = entries
+        self.reachable = reachable
         texts: list[str] = []
         self._entry: list[int] = []         # the entry each searchable text stands for
         self._romanised: list[float] = []   # 0: the stored value; else a romanised form's weight
@@ -216,7 +218,7 @@ class ValueIndex:
             try:
                 entries = extract_values(p, schema, limits)
             except QueryExecutionError:  # a server down now: no values this time, and none cached for later
-                return cls([])
+                return cls([], reachable=False)
             if use_cache:
                 try:  # cell values: a 0600 file in a 0700 folder, replaced atomically
                     write_private(cache, gzip.compress(json.dumps(entries).encode("utf-8")))

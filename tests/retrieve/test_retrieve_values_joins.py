@@ -70,7 +70,25 @@ def test_a_server_that_is_down_is_asked_once_and_its_missing_values_are_not_cach
         extract_values(url, schema)
     assert "secret" not in str(caught.value) and len(asked) == 1  # one attempt, not one per column (12)
     index = ValueIndex.for_database(url, schema, cache_dir=tmp_path)
-    assert len(index) == 0 and not list(tmp_path.glob("values-*"))  # a later run, the server up, reads them
+    assert len(index) == 0 and not index.reachable
+    assert not list(tmp_path.glob("values-*"))  # a later run, the server up, reads them
+
+
+def test_a_retriever_keeps_nothing_of_a_database_whose_server_was_down(retriever, monkeypatch) -> None:
+    url = "postgresql://kg@127.0.0.1:1/down"
+    schema = DatabaseSchema("down", tables=[Table("t", [Column("name", "TEXT")])], path=url, dialect="postgres")
+    built: list[str] = []
+    real = ValueIndex.for_database
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        built.append("values")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ValueIndex, "for_database", counted)
+    first = retriever.prepare(schema)
+    assert first.values is not None and not first.values.reachable
+    retriever.prepare(schema)  # the same schema object, asked again: its values are read again
+    assert built == ["values", "values"]
 
 
 def test_join_completion_many_to_many(school) -> None:  # type: ignore[no-untyped-def]

@@ -1,11 +1,16 @@
 """Second opinions: readings sampled after the answer check it, and never change it."""
 from __future__ import annotations
 
-from kgsql.correct import CheckContext
-from kgsql.correct.opinions import FIRST_SEED, Opinion, agreeing, differing, doubted
+from decimal import Decimal
+
+from kgsql.correct import CheckContext, Checked
+from kgsql.correct.loop import CorrectionLoop, LoopOptions
+from kgsql.correct.opinions import FIRST_SEED, Opinion, agreeing, differing, doubted, same_rows
+from kgsql.db.result import QueryResult
 from kgsql.generate.explain import explain_sql
 from kgsql.generate.flags import FLAG_CODES, answer_flags
-from tests.stages.test_loop import ctx, run  # noqa: F401  (the fixture and the scripted loop)
+from kgsql.llm.trace import Trace
+from tests.stages.test_loop import Scripted, ctx, run  # noqa: F401  (the fixture and the scripted loop)
 
 AFRICA = "SELECT city.Name FROM city JOIN country ON CountryCode = Code WHERE Continent = 'Africa'"
 SAME_ROWS = "SELECT Name FROM city WHERE CountryCode IN ('KEN', 'EGY')"
@@ -71,3 +76,41 @@ def test_a_distinct_more_or_a_column_more_is_no_other_reading(ctx: CheckContext)
             ("SELECT Continent FROM country WHERE Continent != 'Africa'", False)):
         _, out = run(ctx, [answer, other], opinions=1)
         assert [o.agrees for o in out.opinions] == [agrees], other
+
+
+def test_a_reading_that_comes_back_empty_or_vacuous_says_nothing(ctx: CheckContext) -> None:  # noqa: F811
+    _, out = run(ctx, [AFRICA, "SELECT Name FROM city WHERE Name = 'Atlantis'",
+                       "SELECT count(*) FROM city WHERE Name = 'Atlantis'", OTHER_ROWS], opinions=3)
+    assert [o.agrees for o in out.opinions] == [None, None, False]
+
+
+def test_a_model_error_while_checking_keeps_the_answer(ctx: CheckContext) -> None:  # noqa: F811
+    from kgsql.errors import LLMError
+
+    class FailsLater(Scripted):
+        def generate(self, prompt, question, trace, *, tips="", step=None, **params):  # type: ignore[no-untyped-def]
+            if step == "sql_opinion" and len(self.calls) == 2:
+                raise LLMError("the model server timed out")
+            return super().generate(prompt, question, trace, tips=tips, step=step, **params)
+
+    gen = FailsLater([AFRICA, OTHER_ROWS])
+    out = CorrectionLoop(gen, LoopOptions(opinions=3)).run(None, "q", ctx, Trace())
+    assert out.best is not None and out.best.sql == AFRICA and out.error is None
+    assert [o.agrees for o in out.opinions] == [False]  # the readings made before the error
+
+
+def _checked(rows: list[tuple[object, ...]]) -> Checked:
+    return Checked("SELECT 1", QueryResult(["c"] * (len(rows[0]) if rows else 1), rows), None, [])
+
+
+def test_same_rows_reads_numbers_by_value_and_many_columns_quickly() -> None:
+    assert same_rows(_checked([(30,)]), _checked([(30.0,)]))
+    assert same_rows(_checked([(Decimal("1.50"), "a")]), _checked([("a", 1.5)]))  # columns in another order
+    assert not same_rows(_checked([(None,)]), _checked([(0,)]))
+    assert same_rows(_checked([]), _checked([])) and not same_rows(_checked([]), _checked([(1,)]))
+    assert not same_rows(_checked([()]), _checked([(1,)]))  # no columns say nothing
+    wide = [(1, 2) + (None,) * 12]  # a SELECT * of mostly empty columns: searched without revisiting columns
+    assert same_rows(_checked(wide), _checked(wide))
+    assert same_rows(_checked([(2, 1)]), _checked(wide)) and not same_rows(_checked([(2, 3)]), _checked(wide))
+    wider = [(1, 2, 3) + (None,) * 12]  # no reading of two columns that both hold only 3: found out at once
+    assert not same_rows(_checked([(3, 3) + (None,) * 12]), _checked(wider))
