@@ -39,11 +39,13 @@ def read_set(directory: Path) -> dict[tuple[str, str], dict[str, Any] | None]:
     return {(r["db_id"], r["question"]): r["refusal_case"] for r in rows}
 
 
-def replayed_refusal(databases: Path, *, words: bool = False) -> Callable[[dict[str, Any]], str]:
+def replayed_refusal(databases: Path, *, words: bool = False,
+                     unsure_words: bool = True) -> Callable[[dict[str, Any]], str]:
     """A function: record -> the refusal its queries earn now as ``"signal: text"`` ("" for none). Each database
     (``databases/<db>/<db>.sqlite``) is read once as ingest reads it; the retriever runs again on the
     question (and the record's evidence, as the method reads it) for the words' support; ``words``: the
-    method's ``refuse_words``. No model call."""
+    method's ``refuse_words``; ``unsure_words``: its ``refuse_unsure_words`` (the answer, the record's last
+    query when it was refused, run again read-only for its rows; its readings as recorded). No model call."""
     from kgsql.generate.refusal import refusal_for
     from kgsql.ingest.pipeline import read_sources
     from kgsql.retrieve.retriever import SchemaRetriever
@@ -62,11 +64,32 @@ def replayed_refusal(databases: Path, *, words: bool = False) -> Callable[[dict[
         queries = extra.get("candidates") or [record.get("pred") or ""]
         query = " ".join(p for p in (record["question"], extra.get("evidence") or "") if p)
         selection = retriever.select(schemas[db], query, db_path=path)
+        signal = words or (unsure_words and _unsure(record, path))
         found = refusal_for(record["question"], schemas[db], queries, word_support=selection.word_support,
-                            values=[v.value for v in selection.values], words_signal=words)
+                            values=[v.value for v in selection.values], words_signal=signal)
         return f"{found.signal}: {found.text}" if found else ""
 
     return refusal
+
+
+def _unsure(record: dict[str, Any], path: Path) -> bool:
+    """Whether the record's answer was unsure (:func:`kgsql.generate.refusal.unsure`): its query (the last one
+    tried, when the answer was refused and so cleared) failed or returned no rows, or its readings doubt it."""
+    from types import SimpleNamespace
+
+    from kgsql.db.isolate import execute_isolated
+    from kgsql.generate.refusal import unsure
+
+    extra = record.get("extra") or {}
+    sql = (extra.get("candidates") or [""])[-1] if extra.get("refusal") else record.get("pred") or ""
+    rows: list[Any] = []
+    error = None if sql else "no SQL"
+    if sql:
+        try:
+            rows = execute_isolated(path, sql, timeout_s=30.0, max_rows=1).rows
+        except KgsqlError as exc:
+            error = str(exc)
+    return unsure(SimpleNamespace(error=error, rows=rows, opinions=extra.get("opinions") or []))
 
 
 def recorded_refusal(record: dict[str, Any]) -> str:
@@ -119,13 +142,17 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--databases", type=Path, help="DIR/<db>/<db>.sqlite for another run (all answerable)")
     parser.add_argument("--replay", action="store_true", help="decide each refusal again from the record's queries")
     parser.add_argument("--words", action="store_true",
-                        help="with --replay: the word-support signal too (the method's refuse_words)")
+                        help="with --replay: the word-support signal always (the method's refuse_words)")
+    parser.add_argument("--no-unsure-words", dest="unsure_words", action="store_false",
+                        help="with --replay: no word-support signal where the answer is unsure (the method's "
+                             "refuse_unsure_words=false, the default before session 34)")
     parser.add_argument("--out", type=Path, help="write the report here (JSON)")
     args = parser.parse_args(argv)
     try:
         cases = read_set(args.set_dir) if args.set_dir else {}
         databases = args.set_dir / "database" if args.set_dir else args.databases
-        refusal = replayed_refusal(databases, words=args.words) if args.replay else recorded_refusal
+        refusal = replayed_refusal(databases, words=args.words, unsure_words=args.unsure_words) \
+            if args.replay else recorded_refusal
         report = score(read_records(args.records), cases, refusal)
     except KgsqlError as exc:
         print(f"kgsql.lab.refusal_score: error: {exc}", file=sys.stderr)

@@ -78,6 +78,7 @@ class OneCallOptions(Rewrites):
     context: str = "history"         # [context] a follow-up's earlier turns: rewrite | history | none
     refuse: bool = True              # [refuse] "cannot answer" when a query reaches for what the schema lacks
     refuse_words: bool = False       # [refuse] also for a question word no schema element matches (noisy on BIRD)
+    refuse_unsure_words: bool = True  # [refuse] ... where the answer has no rows or its readings doubt it
 
     def __post_init__(self) -> None:
         check_options(self)
@@ -111,7 +112,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
         *([PreviousTurns()] if o.context == HISTORY else []),
         GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,
                     max_rows=o.max_rows, spatial_samples=o.spatial_samples),
-        *([Refuse(words=o.refuse_words)] if o.refuse else []),
+        *([Refuse(words=o.refuse_words, unsure_words=o.refuse_unsure_words)] if o.refuse else []),
     ]
 
 

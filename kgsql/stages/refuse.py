@@ -16,7 +16,9 @@ class Refuse:
     """Replace the answer by "cannot answer: ... (closest: ...)" when it asks for what the schema lacks."""
 
     words: bool = False  # also when a question word names nothing in the schema (retrieval's word support)
+    unsure_words: bool = True  # ... when the answer has no rows or its readings doubt it
     name: str = "refuse"
 
     def run(self, state: QuestionState) -> None:
-        apply_refusal(state.answer, state.full, question=state.question, words_signal=self.words)
+        apply_refusal(state.answer, state.full, question=state.question, words_signal=self.words,
+                      unsure_words=self.unsure_words)

@@ -92,3 +92,22 @@ def test_apply_refusal_clears_the_answer_but_keeps_what_was_tried(singers: Any) 
                   sql="SELECT name FROM singer WHERE country = 'France'", rows=[("Liliane",)],
                   candidates=["SELECT name FROM singer WHERE country = 'France'"])
     assert apply_refusal(kept, singers) is None and kept.rows == [("Liliane",)] and kept.refusal == ""
+
+
+def test_a_word_held_nowhere_refuses_an_unsure_answer_only(singers: Any) -> None:
+    support = {"weight": 0.1, "singers": 0.8}
+    question = "What is the average weight of singers?"
+
+    def answer(rows: list[tuple[Any, ...]], opinions: list[dict[str, Any]] | None = None) -> Answer:
+        sql = "SELECT avg(net_worth) FROM singer WHERE name = 'Nobody'"
+        return Answer(question=question, db="singers", sql=sql, rows=rows, candidates=[sql],
+                      selection={"word_support": support}, opinions=opinions or [])
+
+    empty = answer([])
+    found = apply_refusal(empty, singers, unsure_words=True)
+    assert found is not None and found.signal == "words" and empty.refusal.startswith("cannot answer")
+    sure = answer([(21.25,)])
+    assert apply_refusal(sure, singers, unsure_words=True) is None and sure.rows == [(21.25,)]
+    doubted_by_readings = answer([(21.25,)], [{"sql": "SELECT 1", "agrees": False}])
+    assert apply_refusal(doubted_by_readings, singers, unsure_words=True) is not None
+    assert apply_refusal(answer([]), singers) is None  # the option off: as before session 34
