@@ -12,11 +12,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
-from decimal import Decimal
 
 from sqlglot import exp
 
 from kgsql.correct.rules import Checked, is_vacuous
+from kgsql.db.cells import normalise
 from kgsql.errors import KgsqlError
 
 __all__ = ["FIRST_SEED", "Opinion", "agreeing", "differing", "doubted", "opinion_of", "orders_rows", "same_rows",
@@ -60,10 +60,8 @@ def same_rows(a: Checked, b: Checked, *, ordered: bool = False) -> bool:
 
 
 def _row(row: Sequence[object]) -> tuple[object, ...]:
-    """A row's values as comparable keys: numbers by value (``30 == 30.0``, ``Decimal('1.50')``), the rest as
-    written."""
-    return tuple(round(float(v), 6) if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)
-                 else repr(v) for v in row)
+    """A row's values as comparable keys (:func:`kgsql.db.cells.normalise`: ``30 == 30.0``, ``Decimal('1.50')``)."""
+    return tuple(normalise(v) for v in row)
 
 
 def _distinct(rows: list[tuple[object, ...]], ordered: bool) -> list[tuple[object, ...]] | set[tuple[object, ...]]:

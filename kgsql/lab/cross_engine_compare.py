@@ -20,37 +20,19 @@ each difference:
 """
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from decimal import Decimal
 from typing import Any, Final
+
+from kgsql.db.cells import SIGNIFICANT, normalise
 
 __all__ = ["BUILTIN_FUNCTIONS", "SIGNIFICANT", "as_text", "compare_rows", "compare_schemas", "error_cause",
            "explain_fk", "has_order_by", "likes_to_ilike", "normalise", "normalised_rows", "parse_sqlite",
            "sqlite_division", "tie_blocks", "tie_equivalent", "unquote_strings"]
 
-SIGNIFICANT: Final = 9
-
 
 # --------------------------------------------------------------------------- values
-
-
-def normalise(value: Any) -> Any:
-    """A value as compared: numbers as ("n", float to 9 significant digits), text as ("s", text)."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        value = int(value)
-    if isinstance(value, (int, float, Decimal)):
-        x = float(value)
-        if math.isnan(x) or math.isinf(x):
-            return ("n", str(x))
-        return ("n", float(f"{x:.{SIGNIFICANT}g}") + 0.0)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return ("b", bytes(value).hex())
-    return ("s", str(value))
 
 
 def as_text(value: Any) -> Any:
