@@ -45,7 +45,7 @@ def replayed_refusal(databases: Path, *, words: bool = False,
     (``databases/<db>/<db>.sqlite``) is read once as ingest reads it; the retriever runs again on the
     question (and the record's evidence, as the method reads it) for the words' support; ``words``: the
     method's ``refuse_words``; ``unsure_words``: its ``refuse_unsure_words`` (the answer, the record's last
-    query when it was refused, run again read-only for its rows; its readings as recorded). No model call."""
+    query when it was refused, run again read-only for its rows; its readings judged again). No model call."""
     from kgsql.generate.refusal import refusal_for
     from kgsql.ingest.pipeline import read_sources
     from kgsql.retrieve.retriever import SchemaRetriever
@@ -64,7 +64,7 @@ def replayed_refusal(databases: Path, *, words: bool = False,
         queries = extra.get("candidates") or [record.get("pred") or ""]
         query = " ".join(p for p in (record["question"], extra.get("evidence") or "") if p)
         selection = retriever.select(schemas[db], query, db_path=path)
-        signal = words or (unsure_words and _unsure(record, path))
+        signal = words or (unsure_words and _unsure(record, schemas[db]))
         found = refusal_for(record["question"], schemas[db], queries, word_support=selection.word_support,
                             values=[v.value for v in selection.values], words_signal=signal)
         return f"{found.signal}: {found.text}" if found else ""
@@ -72,13 +72,15 @@ def replayed_refusal(databases: Path, *, words: bool = False,
     return refusal
 
 
-def _unsure(record: dict[str, Any], path: Path) -> bool:
+def _unsure(record: dict[str, Any], schema: Any) -> bool:
     """Whether the record's answer was unsure (:func:`kgsql.generate.refusal.unsure`): its query (the last one
-    tried, when the answer was refused and so cleared) failed or returned no rows, or its readings doubt it."""
+    tried, when the answer was refused and so cleared) failed or returned no rows, or its readings, judged
+    again by this code (:func:`kgsql.lab.flag_rate.reread_opinions`), doubt it."""
     from types import SimpleNamespace
 
     from kgsql.db.isolate import execute_isolated
     from kgsql.generate.refusal import unsure
+    from kgsql.lab.flag_rate import reread_opinions
 
     extra = record.get("extra") or {}
     sql = (extra.get("candidates") or [""])[-1] if extra.get("refusal") else record.get("pred") or ""
@@ -86,10 +88,11 @@ def _unsure(record: dict[str, Any], path: Path) -> bool:
     error = None if sql else "no SQL"
     if sql:
         try:
-            rows = execute_isolated(path, sql, timeout_s=30.0, max_rows=1).rows
+            rows = execute_isolated(schema.path, sql, timeout_s=30.0, max_rows=1000).rows
         except KgsqlError as exc:
             error = str(exc)
-    return unsure(SimpleNamespace(error=error, rows=rows, opinions=extra.get("opinions") or []))
+    opinions = reread_opinions(schema, sql, rows if error is None else None, extra.get("opinions") or [])
+    return unsure(SimpleNamespace(error=error, rows=rows, opinions=opinions))
 
 
 def recorded_refusal(record: dict[str, Any]) -> str:
