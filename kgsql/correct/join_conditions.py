@@ -30,7 +30,6 @@ of the 151 wrong answers of session 21's spatial run had one of the two.
 """
 from __future__ import annotations
 
-from typing import Final
 
 from sqlglot import exp
 
@@ -40,16 +39,10 @@ from kgsql.correct.spatial_joins import located_condition
 from kgsql.errors import KgsqlError
 from kgsql.schema.joins import FKGraph, fk_graph
 from kgsql.schema.spatial_pairs import geometry_column
-from kgsql.sql.calls import DISTANCES, function_call
+from kgsql.sql.calls import DISTANCES, RELATIONS, function_call
 from kgsql.sql.dialects import sqlglot_name
 
 __all__ = ["fix_join_conditions"]
-
-#: Predicates of two geometries (SpatiaLite's and PostGIS's names).
-_RELATIONS: Final = frozenset(
-    prefix + name for prefix in ("", "st_", "mbr") for name in
-    ("within", "contains", "intersects", "touches", "crosses", "overlaps", "covers", "coveredby", "equals"))
-
 
 def _same_geometry(call: exp.Func, names: frozenset[str]) -> exp.Column | None:
     """The column when ``call`` is one of ``names`` applied to one column twice (``Intersects(a.g, a.g)``)."""
@@ -65,7 +58,7 @@ def _self_relation(on: exp.Expression) -> exp.Column | None:
     """The geometry an ON condition relates to itself (``Intersects(T2.Shape, T2.Shape) = 1`` or bare)."""
     if isinstance(on, exp.EQ) and isinstance(on.expression, exp.Literal) and on.expression.this == "1":
         on = on.this
-    return _same_geometry(on, _RELATIONS) if isinstance(on, exp.Func) else None
+    return _same_geometry(on, RELATIONS) if isinstance(on, exp.Func) else None
 
 
 def _alias_of(scope: Scope, column: exp.Column, joined: str) -> str | None:

@@ -7,7 +7,10 @@ the schema: table and column descriptions, value examples, and the join edges
 with their origin (``declared`` in the database, ``discovered`` from its data,
 ``mined`` from past questions). A join whose columns no edge links is said so
 ("no edge in the graph"): that is where a plausible-looking wrong answer
-usually hides.
+usually hides. Spatial tables rarely share a key: a join by a relation of two
+geometries (``Within(cities.Location, provinces.Shape) = 1``, ``ST_DWithin``)
+is said as a location relation, with how the graph's geometry types pair the
+two tables (``kgsql.schema.spatial_pairs``).
 """
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from kgsql.schema.model import Column, DatabaseSchema, ForeignKey
+from kgsql.schema.spatial_pairs import pairing
+from kgsql.sql.calls import DISTANCES, RELATIONS, WITHIN_DISTANCE, function_call, is_spatial_cast
 from kgsql.sql.dialects import dialect_of, sqlglot_name
 from kgsql.sql.names import SchemaNames, parse_sql, resolved_columns, schema_table, scopes
 
@@ -34,11 +39,18 @@ AGGREGATES: dict[type[exp.Expression], str] = {
     exp.Min: "the smallest", exp.Max: "the largest",
 }
 MEANING_CHARS = 120
+#: A relation of two geometries, in words (the ``Mbr`` forms compare bounding boxes).
+RELATION_WORDS: dict[str, str] = {
+    "within": "lies within", "contains": "contains", "intersects": "intersects", "touches": "touches",
+    "crosses": "crosses", "overlaps": "overlaps", "covers": "covers", "coveredby": "is covered by",
+    "equals": "equals",
+}
 
 
 @dataclass
 class JoinStep:
-    """One join condition ``left = right`` and the graph edge it follows (``origin`` None: no edge)."""
+    """One join condition ``left = right`` and the graph edge it follows (``origin`` None: no edge;
+    ``"location"``: a relation of the two tables' geometries, which needs no key)."""
 
     left: str
     right: str
@@ -122,6 +134,37 @@ def _join_text(left: str, right: str, origin: str | None, how: str) -> str:
     return f"{left} = {right}: follows the {origin} key {how}"
 
 
+def location_text(schema: DatabaseSchema, first: str, second: str) -> str:
+    """How the graph's geometry types pair tables ``first`` and ``second`` (a sentence's tail)."""
+    tables = {t.name.lower(): t for t in schema.tables}
+    a, b = tables.get(first.lower()), tables.get(second.lower())
+    pair = pairing(a, b) if a is not None and b is not None else None
+    if pair is None:
+        return "a location relation, no key (the graph pairs these tables' geometry types in no known way)"
+    return (f"a location relation, no key (the graph pairs their geometry types: "
+            f"{pair.first.name} {pair.verb} {pair.second.name})")
+
+
+def _relation_words(call: exp.Func, name: str, args: list[exp.Expression]) -> str | None:
+    """``Within`` -> "lies within", ``ST_DWithin(a, b, 500)`` and ``Distance(a, b) < 500`` -> "lies within 500
+    of"; None for a call that relates no two geometries. ``MbrWithin`` compares bounding boxes: "lies within,
+    by bounding box,"."""
+    if name in WITHIN_DISTANCE and len(args) >= 3:
+        return f"lies within {args[2].sql()} of"
+    if name in DISTANCES and isinstance(call.parent, (exp.LT, exp.LTE)) and call.parent.this is call:
+        return f"lies within {call.parent.expression.sql()} of"
+    if name not in RELATIONS:
+        return None
+    if name.startswith("mbr"):
+        return f"{RELATION_WORDS[name[3:]]}, by bounding box,"
+    return RELATION_WORDS[name.removeprefix("st_")]
+
+
+def _geometry(node: exp.Expression) -> exp.Expression:
+    """A geometry argument without its cast (``a.geom::geography`` is ``a.geom``)."""
+    return node.this if is_spatial_cast(node) else node
+
+
 def _literal_text(node: exp.Expression) -> str | None:
     """The text of a literal (a negative number too), else None."""
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
@@ -178,9 +221,30 @@ class _Reader:
         origin, how = edge_between(self.schema, (a[0], a[1].name), (b[0], b[1].name))
         self.out.joins.append(JoinStep(left, right, origin, _join_text(left, right, origin, how)))
 
+    def _add_location(self, a: tuple[str, Column], b: tuple[str, Column], qa: str, qb: str, words: str) -> None:
+        if a[0].lower() == b[0].lower() and qa.lower() == qb.lower():
+            return  # a geometry related to itself joins nothing (the correction loop mends that)
+        left, right = f"{a[0]}.{a[1].name}", f"{b[0]}.{b[1].name}"
+        if not any({j.left, j.right} == {left, right} for j in self.out.joins):
+            text = f"{left} {words} {right}: {location_text(self.schema, a[0], b[0])}"
+            self.out.joins.append(JoinStep(left, right, "location", text))
+
+    def _locations(self, place: exp.Expression, select: exp.Select) -> None:
+        """Joins by a relation of two geometries: a predicate, or a distance below a bound."""
+        for call in place.find_all(exp.Func):
+            name, args = function_call(call)
+            words = _relation_words(call, name, args)
+            if words is None or len(args) < 2 or not self._own(call, select):
+                continue
+            first, second = _geometry(args[0]), _geometry(args[1])
+            a, b = self.column(first), self.column(second)
+            if a and b:
+                self._add_location(a, b, first.table, second.table, words)
+
     def _joins(self, select: exp.Select) -> None:
         places = [j.args.get("on") for j in select.args.get("joins") or []] + [select.args.get("where")]
         for place in (p for p in places if p is not None):
+            self._locations(place, select)
             for eq in place.find_all(exp.EQ):
                 a, b = self.column(eq.this), self.column(eq.expression)
                 if a and b and self._own(eq, select):

@@ -10,10 +10,16 @@ from typing import Final
 
 from sqlglot import exp
 
-__all__ = ["DISTANCES", "function_call", "is_spatial_cast"]
+__all__ = ["DISTANCES", "RELATIONS", "WITHIN_DISTANCE", "function_call", "is_spatial_cast"]
 
 #: The distance between two geometries, by SpatiaLite's and PostGIS's names (as :func:`function_call` gives them).
 DISTANCES: Final = frozenset({"distance", "st_distance"})
+#: Predicates of two geometries (SpatiaLite's, PostGIS's and the bounding-box ``Mbr`` names).
+RELATIONS: Final = frozenset(
+    prefix + name for prefix in ("", "st_", "mbr") for name in
+    ("within", "contains", "intersects", "touches", "crosses", "overlaps", "covers", "coveredby", "equals"))
+#: Two geometries within a distance of each other, the distance the third argument.
+WITHIN_DISTANCE: Final = frozenset({"ptdistwithin", "st_dwithin"})
 
 
 def function_call(node: exp.Func) -> tuple[str, list[exp.Expression]]:

@@ -1,5 +1,6 @@
 """The explanation of an answer's SQL, from the SQL and the real graph: joins over each edge origin
-(declared, discovered, mined) and a join no edge links; filters with stored values; aggregation in words."""
+(declared, discovered, mined), a join no edge links and a join by location on the shipped SpatiaLite example;
+filters with stored values; aggregation in words."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,6 +9,9 @@ from typing import Any
 import pytest
 
 from kgsql.generate.explain import explain_sql
+from kgsql.generate.flags import answer_flags
+from kgsql.ingest.reader import read_database
+from kgsql.schema.model import DatabaseSchema
 from shop_db import shop_schema
 
 
@@ -80,3 +84,46 @@ def test_aggregation_and_ranking_in_words(shop: Any) -> None:
 def test_sql_that_does_not_parse_is_not_explained(shop: Any) -> None:
     explained = explain_sql("SELEC name FROM", shop)
     assert not explained.parsed and explained.lines() == ["The SQL could not be parsed, so it is not explained."]
+
+
+@pytest.fixture(scope="module")
+def geo(example_db: Path) -> DatabaseSchema:
+    return read_database(example_db)
+
+
+@pytest.mark.parametrize("sql,join", [
+    # SpatiaLite's predicate in ON, as the 1.5B writes it on the shipped example
+    ("SELECT T1.name FROM provinces AS T1 JOIN cities AS T2 ON Within(T2.Location, T1.Shape) = 1 GROUP BY T1.name",
+     ("cities.Location", "provinces.Shape", "lies within", "cities inside provinces")),
+    # PostGIS's name, in WHERE; the pairing is the graph's whichever table comes first
+    ("SELECT r.name FROM rivers AS r, provinces AS p WHERE ST_Intersects(p.Shape, r.Shape) AND p.name = 'Northmark'",
+     ("provinces.Shape", "rivers.Shape", "intersects", "rivers crossing provinces")),
+    # by distance: a predicate with its bound, or a distance compared with one
+    ("SELECT c.name FROM cities AS c JOIN rivers AS r ON PtDistWithin(c.Location, r.Shape, 5000)",
+     ("cities.Location", "rivers.Shape", "lies within 5000 of", "cities near rivers")),
+    ("SELECT c.name FROM cities AS c JOIN rivers AS r ON Distance(c.Location, r.Shape, 1) < 1000",
+     ("cities.Location", "rivers.Shape", "lies within 1000 of", "cities near rivers")),
+    ("SELECT r.name FROM rivers AS r JOIN provinces AS p ON MbrIntersects(r.Shape, p.Shape)",
+     ("rivers.Shape", "provinces.Shape", "intersects, by bounding box,", "rivers crossing provinces")),
+])
+def test_a_join_by_location_is_said_with_the_graphs_pairing(geo: DatabaseSchema, sql: str,
+                                                             join: tuple[str, str, str, str]) -> None:
+    left, right, words, pairing = join
+    explained = explain_sql(sql, geo)
+    (step,) = explained.joins
+    assert (step.left, step.right, step.origin) == (left, right, "location")
+    assert step.text == (f"{left} {words} {right}: a location relation, no key "
+                         f"(the graph pairs their geometry types: {pairing})")
+    assert f"Joins {step.text}" in explained.lines()
+
+
+def test_a_location_join_is_no_missing_edge_and_a_geometry_with_itself_joins_nothing(geo: DatabaseSchema) -> None:
+    sql = "SELECT T1.name FROM provinces AS T1 JOIN cities AS T2 ON Within(T2.Location, T1.Shape) = 1"
+    flags = answer_flags(question="Which provinces have cities?", sql=sql, schema=geo,
+                         explanation=explain_sql(sql, geo), rows=[("Northmark",)])
+    assert "no-edge-join" not in {f.code for f in flags}
+    itself = "SELECT r.name FROM rivers AS r JOIN provinces AS p ON Intersects(p.Shape, p.Shape) = 1"
+    assert explain_sql(itself, geo).joins == []
+    odd = explain_sql("SELECT c.name FROM cities AS c JOIN river_cities AS rc ON Within(c.Location, rc.city_id)", geo)
+    assert [j.text for j in odd.joins] == ["cities.Location lies within river_cities.city_id: a location relation, "
+                                           "no key (the graph pairs these tables' geometry types in no known way)"]
