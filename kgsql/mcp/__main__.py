@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import fields
 
 from kgsql.cli_types import OneLineParser, port_number
 from kgsql.db.privilege import add_privileged_flag, apply_privileged_flag
@@ -15,6 +16,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="python -m kgsql.mcp", description=__doc__)
     p.add_argument("--graph", help="Bolt URI of the schema graph (default: KGSQL_GRAPH_URI or embedded)")
     p.add_argument("--method", default="kgsql", help="method of the ask tool (default kgsql)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="a method option of the ask tool, e.g. --set opinions=3 to check each answer by asking "
+                        "again (repeatable; docs/methods.md lists them)")
     p.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     p.add_argument("--host", default="127.0.0.1", help="--http: loopback address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=port_number, default=8765, help="--http: port (default 8765); path /mcp")
@@ -31,11 +35,15 @@ def main(argv: list[str] | None = None) -> int:
                              f"({', '.join(LOOPBACK)}); put a proxy with authentication in front to share it")
         if not 0 < args.port < 65536:
             raise KgsqlError(f"--port {args.port}: expected 1-65535")
-        from kgsql.methods import get_method
+        from kgsql.methods import get_method, parse_sets
         from kgsql.schema_graph import SchemaGraph
 
-        get_method(args.method)  # unknown method: fail before serving
-        tools = GraphTools(lambda: SchemaGraph.open(args.graph), method=args.method)
+        spec = get_method(args.method)  # unknown method or option: fail before serving
+        overrides = parse_sets(args.sets)
+        lacking = sorted(set(overrides) - {f.name for f in fields(spec.options)})
+        if lacking:
+            raise KgsqlError(f"--set {lacking[0]}: method '{args.method}' has no such option")
+        tools = GraphTools(lambda: SchemaGraph.open(args.graph), method=args.method, overrides=overrides)
         server = build_server(tools)
     except KgsqlError as exc:
         print(f"kgsql.mcp: error: {redact(str(exc))}", file=sys.stderr)

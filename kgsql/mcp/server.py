@@ -77,10 +77,11 @@ class GraphTools:
     """What the server's tools call: one graph, one retriever, tools per database, the method for ``ask``."""
 
     def __init__(self, open_graph: Callable[[], Any], make_lm: Callable[[], Any] | None = None, *,
-                 method: str = "kgsql") -> None:
+                 method: str = "kgsql", overrides: dict[str, Any] | None = None) -> None:
         self._open_graph = open_graph
         self._make_lm = make_lm
         self.method = method
+        self.overrides = dict(overrides or {})  # the ask tool's method options (``kgsql mcp --set``)
         self._graph: Any = None
         # one for every database, built on the first search (with the graph's vector index where it has one)
         self.retriever = lazy_retriever(first_stage=lambda: getattr(self.graph, "vector_stage", None))
@@ -174,7 +175,8 @@ class GraphTools:
                 from kgsql.llm.factory import default_lm
 
                 self._make_lm = default_lm
-            self._asker = build(self.method, self.graph, self._make_lm(), retriever=self.retriever(), follow_ingest=True)
+            self._asker = build(self.method, self.graph, self._make_lm(), retriever=self.retriever(), follow_ingest=True,
+                                **self.overrides)
         earlier = thread.history if thread is not None else []
         context = thread.context_for(self._asker) if thread is not None else {"history": None}
         asker = self._asker
@@ -208,7 +210,7 @@ class GraphTools:
         lines += ["Explanation:", *(f"- {line}" for line in answer.explanation.get("lines", []))] \
             if answer.explanation else []
         structured = {"sql": answer.sql, "refusal": "", "warnings": answer.warnings,
-                      "explanation": answer.explanation}
+                      "explanation": answer.explanation, "opinions": answer.opinions}  # readings: --set opinions=N
         return ToolReply("\n".join(lines), error=bool(answer.error), structured=structured)
 
     def _route(self, question: str) -> Any:

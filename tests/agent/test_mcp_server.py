@@ -161,11 +161,43 @@ def test_bad_options_are_one_line(cli_env) -> None:  # type: ignore[no-untyped-d
     for args, message, status in [(["--http", "--host", "0.0.0.0"], "loopback only", 1),
                                   (["--method", "nope"], "nope", 1), (["--http", "--port", "0"], "expected 1-65535", 1),
                                   (["--http", "--port", "abc"], "argument --port: must be a port number", 2),
-                                  (["--nope"], "unrecognized arguments: --nope", 2)]:
+                                  (["--nope"], "unrecognized arguments: --nope", 2),
+                                  (["--set", "nope=1"], "unknown method option", 1),
+                                  (["--set", "opinions"], "expected key=value", 1),
+                                  (["--method", "dail-sql", "--set", "opinions=3"],
+                                   "method 'dail-sql' has no such option", 1)]:
         run = subprocess.run([sys.executable, "-m", "kgsql.mcp", *args], capture_output=True, text=True,
                              env=cli_env, timeout=120)
         assert run.returncode == status and message in run.stderr and "Traceback" not in run.stderr, run.stderr
         assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
+def _sampled_differently(request: dict[str, Any]) -> Reply:
+    """COUNT for the answer; a reading (sampled at a temperature) counts the rivers instead."""
+    return Reply(body=chat_body("SELECT count(*) FROM rivers" if request["json"].get("temperature") else COUNT))
+
+
+async def _ask_once(params: StdioServerParameters) -> tuple[str, Any]:
+    async with Client(params, read_timeout_seconds=240) as client:
+        result = await client.call_tool("ask", {"db": "mcp_geo", "question": "How many cities are there?"})
+        return _text(result), result.structured_content
+
+
+def test_set_gives_the_ask_tool_a_method_option(stub_env, cli_ingest, example_db: Path) -> None:  # type: ignore[no-untyped-def]
+    # --set opinions=2: each answer is checked by asking again; readings that return other rows flag it
+    stub = StubServer().always(_sampled_differently)
+    env = stub_env(stub)
+    try:
+        cli_ingest(env, example_db, "mcp_geo")
+        params = StdioServerParameters(command=sys.executable, args=["-m", "kgsql.mcp", "--set", "opinions=2"],
+                                       env=env, cwd=os.getcwd())
+        text, structured = asyncio.run(_ask_once(params))
+    finally:
+        stub.close()
+    assert structured["sql"] == COUNT and text.startswith(f"SQL: {COUNT}")
+    assert [o["sql"] for o in structured["opinions"]] == ["SELECT count(*) FROM rivers"] * 2
+    assert [w["code"] for w in structured["warnings"]] == ["other-reading"]
+    assert "Warning [other-reading]: " in text
 
 
 def test_allow_privileged_is_an_option(cli_env) -> None:  # type: ignore[no-untyped-def]

@@ -25,9 +25,16 @@ ANSWER_SQL = "SELECT name FROM t03 ORDER BY id LIMIT 3"
 NO_COLOUR = "What is the colour of each t03 item?"  # no table has a colour: the model reaches for one
 
 
+CHECKED = "What are the names of the first three t03 items?"  # with "check": its readings rank the other way
+OTHER_READING = "SELECT name FROM t03 ORDER BY id DESC LIMIT 3"
+
+
 def scripted_answer(messages: list[dict[str, Any]], step: str | None, params: dict[str, Any]) -> str:
-    """ANSWER_SQL, except a query on a column no table has for the unanswerable question."""
-    return "SELECT colour FROM t03" if NO_COLOUR in messages[-1]["content"] else ANSWER_SQL
+    """ANSWER_SQL, except a query on a column no table has for the unanswerable question, and another
+    reading of CHECKED when it is asked again to check the answer."""
+    if NO_COLOUR in messages[-1]["content"]:
+        return "SELECT colour FROM t03"
+    return OTHER_READING if step == "sql_opinion" and CHECKED in messages[-1]["content"] else ANSWER_SQL
 
 
 def wide_database(path: Path, n: int) -> Path:
@@ -207,6 +214,33 @@ def test_flags_show_under_the_sql_and_the_explanation_opens(page_server: ApiServ
     lines = explanation.text.splitlines()
     assert lines[0] == "Reads t03" and "Keeps the 3 row(s) with the lowest t03.id" in lines
     check_screenshot(browser, tmp_path / "flagged.png")
+
+
+def test_check_asks_again_and_flags_an_answer_no_reading_returns(page_server: ApiServer, browser: Any,
+                                                                 tmp_path: Path) -> None:
+    """Issue 34: "check" sends the method option opinions; readings that return other rows flag the answer,
+    and the cost line says how many agreed. Another method has no readings: the box is off for it."""
+    browser.get(f"{page_server.url}/?db=web11")
+    wait(browser, "return window.kgsql.cy && window.kgsql.cy.nodes().length === 11")
+    browser.find_element(By.ID, "new-thread").click()
+    box = browser.find_element(By.ID, "check")
+    assert box.is_displayed() and not box.is_selected() and box.is_enabled()
+    browser.execute_script("const m = document.getElementById('method'); m.value = 'dail-sql'; "
+                           "m.dispatchEvent(new Event('change'))")
+    assert not box.is_enabled()
+    browser.execute_script("const m = document.getElementById('method'); m.value = 'kgsql'; "
+                           "m.dispatchEvent(new Event('change'))")
+    box.click()
+    browser.find_element(By.ID, "question").send_keys(CHECKED)
+    browser.find_element(By.ID, "go").click()
+    wait(browser, "return document.querySelectorAll('#flags li').length > 0", timeout=300)
+    assert [f.get_attribute("data-code") for f in browser.find_elements(By.CSS_SELECTOR, "#flags li.flag")] \
+        == ["other-reading"]
+    assert browser.find_element(By.ID, "sql").text == ANSWER_SQL  # readings check the answer, never change it
+    assert browser.execute_script("return window.kgsql.answer.opinions.map((o) => o.sql)") == [OTHER_READING] * 3
+    assert browser.find_element(By.ID, "cost").text.endswith("checked: 0 of 3 reading(s) returned these rows")
+    check_screenshot(browser, tmp_path / "checked.png")
+    box.click()  # unchecked: the next question is answered without readings
 
 
 def test_a_refusal_replaces_the_rows_and_says_why(page_server: ApiServer, browser: Any) -> None:

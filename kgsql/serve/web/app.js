@@ -3,6 +3,7 @@
 "use strict";
 
 const AUTO = "";  // the database choice that routes each question (kgsql.route)
+const CHECK_READINGS = 3;  // the readings "check" asks for: the method option opinions (docs/eval.md, session 34)
 const state = { db: null, cy: null, answer: null, thread: { id: null, turns: [] } };
 window.kgsql = state;
 
@@ -188,7 +189,10 @@ function showAnswer(answer) {
   $("flags").replaceChildren(...(answer.warnings || []).map((f) => el("li", `⚠ ${f.text}`, { class: "flag", "data-code": f.code })));
   $("explanation").replaceChildren(...((answer.explanation || {}).lines || []).map((line) => el("li", line)));
   $("explained").hidden = !((answer.explanation || {}).lines || []).length;
-  $("cost").textContent = `${answer.rounds} round(s) · ${tokens} tokens · ${answer.latency_s.toFixed(1)} s`;
+  const readings = answer.opinions || [];  // "check": the answer's readings, each agreeing or not
+  const checked = readings.length
+    ? ` · checked: ${readings.filter((o) => o.agrees === true).length} of ${readings.length} reading(s) returned these rows` : "";
+  $("cost").textContent = `${answer.rounds} round(s) · ${tokens} tokens · ${answer.latency_s.toFixed(1)} s${checked}`;
   $("rows").replaceChildren(answer.refusal ? el("p", answer.refusal, { class: "refusal" })
     : answer.error ? el("p", answer.error, { class: "error" }) : rowsTable(answer.columns, answer.rows));
   drawChart(answer.chart || null);  // chart.js: bars, a line, a scatter or a map when the rows' shape fits
@@ -256,6 +260,7 @@ async function ask(event) {
   $("go").disabled = true;
   try {
     const body = { question, method: $("method").value, trace: true, conversation: state.thread.id };
+    if ($("check").checked && !$("check").disabled) body.sets = { opinions: CHECK_READINGS };
     if (state.db !== AUTO) body.db = state.db;  // "auto": the service routes the question to a database
     const answer = await api("/api/ask", body);
     if (answer.routing) drawGraph(await api(`/api/databases/${encodeURIComponent(answer.routing.db)}/graph`));
@@ -331,6 +336,8 @@ async function start() {
   select.addEventListener("change", () => pick(select.value));
   $("search").addEventListener("input", (e) => search(e.target.value));
   $("ask").addEventListener("submit", ask);
+  // only the kgsql method has readings (the option opinions): "check" asks nothing of another
+  $("method").addEventListener("change", () => { $("check").disabled = $("method").value !== "kgsql"; });
   $("right").addEventListener("click", () => teach(state.answer ? state.answer.sql : ""));
   $("save").addEventListener("click", () => teach($("fix").value));
   $("new-thread").addEventListener("click", () => { clearAnswer(); newThread(); say("A new conversation: ask a question."); });
