@@ -225,8 +225,8 @@ class _Reader:
         if a[0].lower() == b[0].lower() and qa.lower() == qb.lower():
             return  # a geometry related to itself joins nothing (the correction loop mends that)
         left, right = f"{a[0]}.{a[1].name}", f"{b[0]}.{b[1].name}"
-        if not any({j.left, j.right} == {left, right} for j in self.out.joins):
-            text = f"{left} {words} {right}: {location_text(self.schema, a[0], b[0])}"
+        text = f"{left} {words} {right}: {location_text(self.schema, a[0], b[0])}"
+        if text not in {j.text for j in self.out.joins}:  # two relations of one pair (Intersects and a distance) both
             self.out.joins.append(JoinStep(left, right, "location", text))
 
     def _locations(self, place: exp.Expression, select: exp.Select) -> None:

@@ -122,6 +122,11 @@ def test_a_location_join_is_no_missing_edge_and_a_geometry_with_itself_joins_not
     flags = answer_flags(question="Which provinces have cities?", sql=sql, schema=geo,
                          explanation=explain_sql(sql, geo), rows=[("Northmark",)])
     assert "no-edge-join" not in {f.code for f in flags}
+    # two relations of one pair are both said: the bound of a distance is where "20 km" written as 20 shows
+    both = explain_sql("SELECT c.name FROM cities AS c JOIN rivers AS r ON Intersects(r.Shape, c.Location) = 1 "
+                       "WHERE Distance(r.Shape, c.Location, 1) <= 20", geo)
+    assert [j.text.split(":")[0] for j in both.joins] == ["rivers.Shape intersects cities.Location",
+                                                          "rivers.Shape lies within 20 of cities.Location"]
     itself = "SELECT r.name FROM rivers AS r JOIN provinces AS p ON Intersects(p.Shape, p.Shape) = 1"
     assert explain_sql(itself, geo).joins == []
     odd = explain_sql("SELECT c.name FROM cities AS c JOIN river_cities AS rc ON Within(c.Location, rc.city_id)", geo)
