@@ -17,6 +17,7 @@ from sqlglot import exp
 from kgsql.correct.opinions import Opinion, differing, doubted
 from kgsql.generate.degenerate import (counted_measures, counts_per_unique_key, echoed_columns, extreme_tests,
                                       text_for_numbers, ungrouped_columns, unlabelled_groups, unlinked_joins)
+from kgsql.generate.distance_units import unconverted_distance
 from kgsql.generate.explain import Explanation
 from kgsql.generate.fanout import RowProbe, copied_rows, fanout_joins, own_aggregates, result_selects
 from kgsql.generate.refusal import QUESTION_FORM_WORDS
@@ -33,8 +34,8 @@ __all__ = ["Flag", "FLAG_CODES", "answer_flags", "both_as_either", "negated_by_r
 FLAG_CODES = ("constant", "no-edge-join", "unlinked-join", "fanout-join", "copied-rows", "unused-table",
               "unused-column", "unused-literal", "negation-by-row", "both-as-either", "other-measure", "echo",
               "count-per-unique", "text-for-number", "unlabelled-groups", "counted-measure", "tied-extreme",
-              "ungrouped-column", "one-total", "zero-count", "other-reading", "empty-result", "null-result",
-              "corrected", "failed")
+              "ungrouped-column", "one-total", "zero-count", "distance-unit", "other-reading", "empty-result",
+              "null-result", "corrected", "failed")
 _QUOTED = re.compile(r"""(?:^|[\s(])["'“‘]([^"'”’]{1,80})["'”’]""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 #: A question that asks for what has none (``do not speak English``, ``without any``, ``never``).
@@ -417,6 +418,10 @@ def answer_flags(*, question: str, sql: str, schema: DatabaseSchema, explanation
         if ranked:
             flags.append(Flag("other-measure", f"the question asks for the {ranked[0]}, and the query ranks by "
                                                f"{ranked[1]}, which measures {ranked[2]}"))
+        unconverted = unconverted_distance(question, tree, dialect)
+        if unconverted:
+            flags.append(Flag("distance-unit", f"the question says {unconverted[0]}, and the query compares "
+                                               f"{unconverted[1]}, which measures in metres, with that number"))
         flags += _degenerate(tree, schema, explanation, dialect, 0 if error else len(rows))
         unmatched = unmatched_count(tree, rows, explanation, exists, dialect) \
             if exists is not None and not error and not any(f.code == "text-for-number" for f in flags) else None
