@@ -30,7 +30,6 @@ of the 151 wrong answers of session 21's spatial run had one of the two.
 """
 from __future__ import annotations
 
-
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
