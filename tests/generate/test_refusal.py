@@ -64,6 +64,17 @@ def test_the_support_signal_needs_a_weak_word_the_schema_and_its_values_lack(sin
     assert found is not None and found.missing == ("weight",) and found.signal == "words"
 
 
+def test_units_and_location_words_are_how_a_question_measures_not_a_missing_notion(singers: Any) -> None:
+    # the spatial benchmark's "within 10 kilometers of ...": no database stores "kilometers"
+    question = "Which singers live within 10 kilometers of Paris?"
+    known = schema_words(singers)
+    weak = {"singers": 0.9, "live": 0.1, "within": 0.1, "kilometers": 0.1, "paris": 0.1}
+    assert unsupported_words(question, known, weak) == ("live", "paris")  # the notion words still count
+    assert unsupported_words("How far, in miles or metres, is each song?", known,
+                             {"far": 0.1, "miles": 0.1, "metres": 0.1, "song": 0.9}) == ("far",)
+    assert refusal_for(question, singers, ["SELECT name FROM singer WHERE kilometers < 10"]) is None
+
+
 def test_a_word_the_retriever_matches_well_is_a_synonym_not_a_missing_notion(singers: Any) -> None:
     query = ["SELECT count(*) FROM song WHERE cost > 5"]  # the question's word for what the schema calls sales
     question = "How many songs cost more than 5?"
