@@ -60,7 +60,8 @@ from kgsql.stages.classic import ClassicOptions, classic_stages
 from kgsql.stages.method import OneCallOptions, StagedMethod
 from kgsql.stages.state import Stage
 
-__all__ = ["MethodSpec", "register_method", "get_method", "available_methods", "build", "parse_sets", "SSPA_FUNCTIONS"]
+__all__ = ["MethodSpec", "register_method", "get_method", "available_methods", "build", "checked_overrides",
+           "parse_sets", "SSPA_FUNCTIONS"]
 
 #: SSpa §3.2: "commonly used functions, such as GLength, Area, Distance, Centroid, Touches, and Intersects".
 SSPA_FUNCTIONS = ("GLength", "Area", "Distance", "Centroid", "Touches", "Intersects")
@@ -121,6 +122,18 @@ def get_method(name: str) -> MethodSpec:
     return _METHODS.get(name)
 
 
+def checked_overrides(name: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """``overrides`` under today's option names, refused in one line where method ``name`` has no such option
+    (what :func:`build` does first; a server that builds its method late calls it before serving)."""
+    overrides = {RENAMED_OPTIONS.get(k, k): v for k, v in overrides.items()}
+    known = {f.name for f in fields(get_method(name).options)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise UnknownNameError(f"unknown option(s) {', '.join(unknown)} for method '{name}' "
+                               f"(known: {', '.join(sorted(known))})")
+    return overrides
+
+
 def build(name: str, graph: Any, lm: Any, pool: Any = SHIPPED_EXAMPLES, *, retriever: Any = None,
           encoder: Any = None, follow_ingest: bool = False, **overrides: Any) -> StagedMethod | AgentMethod:
     """Method ``name``, ready to ``ask``; ``overrides`` replace option fields (e.g. ``shots=1``).
@@ -133,12 +146,7 @@ def build(name: str, graph: Any, lm: Any, pool: Any = SHIPPED_EXAMPLES, *, retri
     shipped = pool is SHIPPED_EXAMPLES
     pool = None if shipped else pool
     spec = get_method(name)
-    overrides = {RENAMED_OPTIONS.get(k, k): v for k, v in overrides.items()}
-    known = {f.name for f in fields(spec.options)}
-    unknown = sorted(set(overrides) - known)
-    if unknown:
-        raise UnknownNameError(f"unknown option(s) {', '.join(unknown)} for method '{name}' "
-                               f"(known: {', '.join(sorted(known))})")
+    overrides = checked_overrides(name, overrides)
     options = replace(spec.options, **overrides) if overrides else spec.options
     if isinstance(options, AgentOptions):
         drafter = build("kgsql", graph, lm, SHIPPED_EXAMPLES if shipped else pool, retriever=retriever,

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import fields
 
 from kgsql.cli_types import OneLineParser, port_number
 from kgsql.db.privilege import add_privileged_flag, apply_privileged_flag
@@ -35,14 +34,10 @@ def main(argv: list[str] | None = None) -> int:
                              f"({', '.join(LOOPBACK)}); put a proxy with authentication in front to share it")
         if not 0 < args.port < 65536:
             raise KgsqlError(f"--port {args.port}: expected 1-65535")
-        from kgsql.methods import get_method, parse_sets
+        from kgsql.methods import checked_overrides, parse_sets
         from kgsql.schema_graph import SchemaGraph
 
-        spec = get_method(args.method)  # unknown method or option: fail before serving
-        overrides = parse_sets(args.sets)
-        lacking = sorted(set(overrides) - {f.name for f in fields(spec.options)})
-        if lacking:
-            raise KgsqlError(f"--set {lacking[0]}: method '{args.method}' has no such option")
+        overrides = checked_overrides(args.method, parse_sets(args.sets))  # unknown method or option: fail now
         tools = GraphTools(lambda: SchemaGraph.open(args.graph), method=args.method, overrides=overrides)
         server = build_server(tools)
     except KgsqlError as exc:

@@ -165,7 +165,7 @@ def test_bad_options_are_one_line(cli_env) -> None:  # type: ignore[no-untyped-d
                                   (["--set", "nope=1"], "unknown method option", 1),
                                   (["--set", "opinions"], "expected key=value", 1),
                                   (["--method", "dail-sql", "--set", "opinions=3"],
-                                   "method 'dail-sql' has no such option", 1)]:
+                                   "unknown option(s) opinions for method 'dail-sql'", 1)]:
         run = subprocess.run([sys.executable, "-m", "kgsql.mcp", *args], capture_output=True, text=True,
                              env=cli_env, timeout=120)
         assert run.returncode == status and message in run.stderr and "Traceback" not in run.stderr, run.stderr
