@@ -43,22 +43,23 @@ def _number(node: exp.Expression | None) -> float | None:
 
 def _bounds(tree: exp.Expression) -> list[tuple[float, exp.Expression]]:
     """(number, the call it bounds) for each measure compared with a bare number, and each radius."""
-    out = []
+    out: list[tuple[float, exp.Expression]] = []
     for call in tree.find_all(exp.Func):
         name, args = function_call(call)
-        if name in WITHIN_DISTANCE and len(args) >= 3 and _number(args[2]) is not None:
-            out.append((_number(args[2]), call))
+        if name in WITHIN_DISTANCE and len(args) >= 3:
+            radius = _number(args[2])
+            if radius is not None:
+                out.append((radius, call))
         if name not in _MEASURES:
             continue
         parent = call.parent
         while isinstance(parent, exp.Paren):
             parent = parent.parent
         if isinstance(parent, _COMPARISONS):
-            other = parent.expression if parent.this.unnest() is call else parent.this
-            number = _number(other)
+            number = _number(parent.expression if parent.this.unnest() is call else parent.this)
             if number is not None:
                 out.append((number, call))
-    return out  # type: ignore[return-value]
+    return out
 
 
 def unconverted_distance(question: str, tree: exp.Expression | None,

@@ -24,6 +24,9 @@ from typing import Any
 from kgsql.errors import KgsqlError
 
 GOALS = {"wrong_flagged": 0.60, "right_clean": 0.90}
+#: How a recorded query is run again: read-only, at most this long, for at most this many rows.
+RERUN_TIMEOUT_S = 30.0
+RERUN_ROWS = 1000
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -35,10 +38,20 @@ def read_records(path: Path) -> list[dict[str, Any]]:
         raise KgsqlError(f"{path}: not JSON lines ({exc.msg}, line {exc.lineno})") from None
 
 
+def rerun(schema: Any, sql: str) -> tuple[Any, str | None]:
+    """(the result, None) of a recorded query run again read-only on the schema's database, or (None, the
+    error it met)."""
+    from kgsql.db.isolate import execute_isolated
+
+    try:
+        return execute_isolated(schema.path, sql, timeout_s=RERUN_TIMEOUT_S, max_rows=RERUN_ROWS), None
+    except KgsqlError as exc:
+        return None, str(exc)
+
+
 def record_flags(record: dict[str, Any], schema: Any) -> list[str]:
     """The flag codes of one record's answer (its SQL run read-only again for the rows)."""
     from kgsql.correct.context import CheckContext
-    from kgsql.db.isolate import execute_isolated
     from kgsql.generate.explain import explain_sql
     from kgsql.generate.flags import answer_flags
     from kgsql.generate.review import row_probe, value_probe
@@ -49,10 +62,8 @@ def record_flags(record: dict[str, Any], schema: Any) -> list[str]:
     if record.get("error") or not sql:
         error = record.get("error") or "no SQL"
     else:
-        try:
-            rows = execute_isolated(schema.path, sql, timeout_s=30.0, max_rows=1000).rows
-        except KgsqlError as exc:
-            error = str(exc)
+        result, error = rerun(schema, sql)
+        rows = result.rows if result is not None else []
     candidates = extra.get("candidates") or []
     opinions = reread_opinions(schema, sql, rows if error is None else None, extra.get("opinions") or [])
     with CheckContext(schema) as ctx:  # the database probed as the review probes it
@@ -72,7 +83,6 @@ def reread_opinions(schema: Any, sql: str, rows: list[Any] | None,
 
     from kgsql.correct.opinions import opinion_of
     from kgsql.correct.rules import Checked
-    from kgsql.db.isolate import execute_isolated
     from kgsql.db.result import QueryResult
     from kgsql.sql.dialects import dialect_of, sqlglot_name
     from kgsql.sql.names import parse_sql
@@ -85,12 +95,7 @@ def reread_opinions(schema: Any, sql: str, rows: list[Any] | None,
     out = []
     for recorded in opinions:
         said = recorded.get("sql") or ""
-        other = None
-        if said:
-            try:
-                other = Checked(said, execute_isolated(schema.path, said, timeout_s=30.0, max_rows=1000), None, [])
-            except KgsqlError as exc:
-                other = Checked(said, None, str(exc), [])
+        other = Checked(said, *rerun(schema, said), []) if said else None
         out.append({**recorded, "agrees": opinion_of(answer, other, tree).agrees})
     return out
 

@@ -78,19 +78,16 @@ def _unsure(record: dict[str, Any], schema: Any) -> bool:
     again by this code (:func:`kgsql.lab.flag_rate.reread_opinions`), doubt it."""
     from types import SimpleNamespace
 
-    from kgsql.db.isolate import execute_isolated
     from kgsql.generate.refusal import unsure
-    from kgsql.lab.flag_rate import reread_opinions
+    from kgsql.lab.flag_rate import reread_opinions, rerun
 
     extra = record.get("extra") or {}
     sql = (extra.get("candidates") or [""])[-1] if extra.get("refusal") else record.get("pred") or ""
     rows: list[Any] = []
-    error = None if sql else "no SQL"
+    error: str | None = "no SQL"
     if sql:
-        try:
-            rows = execute_isolated(schema.path, sql, timeout_s=30.0, max_rows=1000).rows
-        except KgsqlError as exc:
-            error = str(exc)
+        result, error = rerun(schema, sql)
+        rows = result.rows if result is not None else []
     opinions = reread_opinions(schema, sql, rows if error is None else None, extra.get("opinions") or [])
     return unsure(SimpleNamespace(error=error, rows=rows, opinions=opinions))
 
