@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--user-evidence", choices=["add", "replace", "ignore"], default="add",
                    help="how user evidence combines with generated evidence")
     p.add_argument("--graph", help="Bolt URI (default: embedded)")
+    p.add_argument("--model", default=None,
+                   help="local model (default KGSQL_LOCAL_MODEL or qwen2.5-coder-1.5b); with KGSQL_LLM_BASE_URL "
+                        "set: the endpoint's model name. Answered in this process, not by a running service")
     p.add_argument("--max-rounds", type=positive_int, default=None, help="generations at most (self-correction)")
     p.add_argument("--timeout", type=positive_float, default=30.0, help="SQL execution timeout, seconds")
     p.add_argument("--max-rows", type=positive_int, default=1000, help="result rows kept at most")
@@ -239,8 +242,9 @@ def _via_service(args: argparse.Namespace, history: list[str], history_sql: list
     """The answer from a running ``kgsql serve`` (nothing to load here; started now when none runs:
     ``kgsql.serve.autostart``), or None to answer in-process.
 
-    ``--graph`` and ``--examples`` are answered here: the service has its own graph and examples."""
-    if args.graph is not None or args.examples is not None:
+    ``--graph``, ``--examples`` and ``--model`` are answered here: the service has its own graph, examples and
+    model."""
+    if args.graph is not None or args.examples is not None or args.model is not None:
         return None
     from kgsql.serve.client import call, find_service, service_lookup_off
 
@@ -294,7 +298,7 @@ def _here(args: argparse.Namespace, history: list[str], history_sql: list[str]) 
         db = args.db or routing.db  # type: ignore[union-attr]
         graph.database_info(db)  # unknown database: fail before starting a model
         pool = load_examples(args.examples, graph) if args.examples is not None else SHIPPED_EXAMPLES
-        t2s = build(args.method, graph, default_lm(), pool=pool, **overrides)
+        t2s = build(args.method, graph, default_lm(args.model), pool=pool, **overrides)
         more = {"history_sql": history_sql} if history and getattr(t2s, "wants_history_sql", False) else {}
 
         def ask_on(name: str) -> Any:

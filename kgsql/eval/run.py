@@ -186,15 +186,9 @@ def load_split(args: argparse.Namespace, split: str | None) -> Dataset:
 
 def open_lm(model: str | None, n_ctx: int = 8192) -> Any:
     """The configured endpoint (``KGSQL_LLM_BASE_URL``), else the local server of ``model``."""
-    from kgsql.llm.config import ENV_BASE_URL
-    from kgsql.llm.openai_lm import OpenAIChatLM
+    from kgsql.llm.factory import default_lm
 
-    if os.environ.get(ENV_BASE_URL):
-        return OpenAIChatLM(model=model) if model else OpenAIChatLM()
-    from kgsql.llm.factory import local_server
-
-    srv = local_server(model, n_ctx=n_ctx)
-    return OpenAIChatLM(model=srv.model, base_url=srv.base_url, timeout_s=600.0)
+    return default_lm(model, n_ctx=n_ctx)
 
 
 # --------------------------------------------------------------------------- running

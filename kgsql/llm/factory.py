@@ -66,15 +66,15 @@ def stop_local_servers() -> None:
 atexit.register(stop_local_servers)
 
 
-def default_lm(**lm_kwargs: Any) -> OpenAIChatLM:
+def default_lm(model: str | None = None, *, n_ctx: int | None = None, **lm_kwargs: Any) -> OpenAIChatLM:
     """An LM from the environment: the configured endpoint, else the local model.
 
-    ``KGSQL_LLM_BASE_URL`` set: ``OpenAIChatLM`` from env (model from
-    ``KGSQL_LLM_MODEL``). Unset: the local server for ``KGSQL_LOCAL_MODEL``
-    (default qwen2.5-coder-1.5b); if it is not pulled the error names the pull command.
+    ``KGSQL_LLM_BASE_URL`` set: ``OpenAIChatLM`` from env (``model``, else ``KGSQL_LLM_MODEL``). Unset: the
+    local server for ``model``, else ``KGSQL_LOCAL_MODEL`` (default qwen2.5-coder-1.5b), with ``n_ctx``
+    tokens of context when given; if it is not pulled the error names the pull command.
     """
     if os.environ.get(ENV_BASE_URL):
-        return OpenAIChatLM(**lm_kwargs)
-    srv = local_server()
+        return OpenAIChatLM(model, **lm_kwargs)
+    srv = local_server(model, **({} if n_ctx is None else {"n_ctx": n_ctx}))
     lm_kwargs.setdefault("timeout_s", 600.0)  # CPU generation of long SQL can take minutes
     return OpenAIChatLM(model=srv.model, base_url=srv.base_url, **lm_kwargs)
