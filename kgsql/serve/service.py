@@ -180,15 +180,14 @@ class Service:
         each) or ``conversation`` (the id of a thread kept here, which keeps each turn's SQL; ``reset``
         starts it over): the answer says which earlier questions it was read with.
         No ``db``: the question is routed first (the answer's ``routing`` names the database and a close second)."""
-        from kgsql.methods import parse_sets
-        from kgsql.methods import get_method
+        from kgsql.methods import RENAMED_OPTIONS, get_method, parse_sets
         from kgsql.route.fallback import answer_turn
 
         routing = self.route(question) if db is None else None
         db = db if routing is None else routing.db
         self.graph.database_info(db)  # unknown database: one clear error before any model work
         known = {f.name for f in fields(get_method(method).options)}
-        unknown = sorted(set(sets or {}) - known)
+        unknown = sorted({RENAMED_OPTIONS.get(k, k) for k in sets or {}} - known)  # an earlier name is read too
         if unknown:
             raise InputError(f"unknown option(s) {', '.join(unknown)} for method '{method}'")
         overrides = parse_sets([f"{k}={v}" for k, v in (limits or {}).items() if k in known])

@@ -60,6 +60,8 @@ def test_ask_answers_and_keeps_its_method_warm(api) -> None:  # type: ignore[no-
     status, traced = request(server, "POST", "/api/ask", {**body, "trace": True})
     assert status == 200 and traced["prompts"][0]["step"] == "sql"
     assert len(server.service._methods) == 1  # the same method object served both
+    status, renamed = request(server, "POST", "/api/ask", {**body, "sets": {"shots": 0, "tips": False}})
+    assert status == 200 and renamed["sql"] == LONGEST  # an option's earlier name is read as --set reads it
 
 
 def test_a_warm_method_sees_a_reingest(api, schema_graph, example_db: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
