@@ -74,7 +74,7 @@ from kgsql.correct.ratios import cast_ratios
 from kgsql.correct.repair import repair_joins
 from kgsql.correct.spatial_joins import repair_spatial_joins
 from kgsql.correct.table_names import rename_tables
-from kgsql.correct.units import ellipsoid_units, geography_units
+from kgsql.correct.units import ellipsoid_units, geography_units, stated_distances_in_metres
 from kgsql.correct.whole_geometry import named_geometries, whole_geometries
 from kgsql.correct.rules import is_vacuous
 from kgsql.db.isolate import prestart
@@ -109,6 +109,7 @@ class Rewrites:
     rank_known: bool = False       # [sql] ORDER BY .. LIMIT skips NULL and documented missing values
     match_literals: bool = False   # [sql] text literals in the column's stored spelling ('human' -> 'Human')
     metre_units: bool = True       # [sql] SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1))
+    distance_units: bool = True    # [sql] a distance said in km or miles, written bare against metres: 20 -> 20 * 1000
     whole_geometry: bool = False   # [sql] a place stored as many rows read whole: (SELECT GUnion(Shape) FROM ..)
     named_geometry: bool = True    # [sql] a place's name where a geometry belongs read as its geometry
 
@@ -153,6 +154,7 @@ REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("whole_geometry", whole_geometries),
     ("geography_units", geography_units),
     ("metre_units", ellipsoid_units),
+    ("distance_units", stated_distances_in_metres),
     ("join_conditions", fix_join_conditions),
     ("located_values", locate_values),
     ("lookup_repair", labels_through_keys),

@@ -37,6 +37,7 @@ from kgsql.correct.repair import rewrite_tree
 from kgsql.schema.geometry_units import GEOGRAPHIC_SRIDS, is_lon_lat
 from kgsql.sql.calls import function_call, is_spatial_cast
 from kgsql.sql.dialects import dialect_of
+from kgsql.sql.distance_units import bounds_in_metres
 from kgsql.sql.to_postgis import booleans
 
 __all__ = ["GEOGRAPHIC_SRIDS", "GEOMETRY_ONLY", "ellipsoid_units", "geography_units"]
@@ -151,3 +152,12 @@ def ellipsoid_units(ctx: CheckContext, sql: str) -> str | None:
         return changed
 
     return rewrite_tree(ctx, sql, in_metres)
+
+
+def stated_distances_in_metres(ctx: CheckContext, sql: str) -> str | None:
+    """``sql`` with a distance the question (or its evidence) states in kilometres or miles, written as the
+    bare number against a measure in metres, in metres: ``Distance(r.Shape, c.Location, 1) <= 20`` for "within
+    20 km" -> ``<= 20 * 1000`` (:mod:`kgsql.sql.distance_units`). Runs after :func:`ellipsoid_units` and
+    :func:`geography_units`, which put lon/lat measures in metres; None when nothing needed it."""
+    said = f"{ctx.question}\n{ctx.evidence}"
+    return rewrite_tree(ctx, sql, lambda tree: bounds_in_metres(said, tree))

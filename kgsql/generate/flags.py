@@ -17,13 +17,13 @@ from sqlglot import exp
 from kgsql.correct.opinions import Opinion, differing, doubted
 from kgsql.generate.degenerate import (counted_measures, counts_per_unique_key, echoed_columns, extreme_tests,
                                       text_for_numbers, ungrouped_columns, unlabelled_groups, unlinked_joins)
-from kgsql.generate.distance_units import unconverted_distance
 from kgsql.generate.explain import Explanation
 from kgsql.generate.fanout import RowProbe, copied_rows, fanout_joins, own_aggregates, result_selects
 from kgsql.generate.refusal import QUESTION_FORM_WORDS
 from kgsql.generate.unmatched import unmatched_count
 from kgsql.schema.model import Column, DatabaseSchema, Table
 from kgsql.sql.dialects import dialect_of, sqlglot_name
+from kgsql.sql.distance_units import unconverted_distance
 from kgsql.sql.names import is_natural, parse_sql, reads_no_table
 from kgsql.text.measures import asked_quantities, named_quantity
 from kgsql.text.words import STOPWORDS, name_spans, says_name, singular_forms, split_identifier, words

@@ -8,7 +8,7 @@ from typing import Iterator
 import pytest
 
 from kgsql.correct import CheckContext
-from kgsql.generate.distance_units import stated_distances
+from kgsql.sql.distance_units import stated_distances
 from kgsql.generate.explain import explain_sql
 from kgsql.generate.flags import answer_flags
 from kgsql.ingest.reader import read_database

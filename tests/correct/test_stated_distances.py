@@ -1,0 +1,72 @@
+"""The ``distance_units`` rewrite: a distance the question (or its evidence) states in kilometres or miles,
+written as the bare number against a measure in metres, is written in metres before the query runs; on the
+shipped SpatiaLite example, with the rows it then returns."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from kgsql.correct import CheckContext
+from kgsql.correct.loop import LoopOptions
+from kgsql.correct.units import stated_distances_in_metres
+from kgsql.ingest.reader import read_database
+
+NEAR = "Which cities lie within 20 km of the Silver River?"
+FROM = "SELECT c.name FROM cities AS c CROSS JOIN rivers AS r WHERE r.name = 'Silver River' AND "
+
+
+@pytest.fixture(scope="module")
+def schema(example_db: Path):  # type: ignore[no-untyped-def]
+    return read_database(example_db)
+
+
+@pytest.fixture
+def near(schema) -> Iterator[CheckContext]:  # type: ignore[no-untyped-def]
+    with CheckContext(schema, NEAR) as ctx:
+        yield ctx
+
+
+def test_a_bare_kilometre_bound_is_written_in_metres_and_finds_the_city_it_missed(near: CheckContext) -> None:
+    model = FROM + "Distance(r.Shape, c.Location, 1) <= 20"  # the local 1.5B's bound (session 35)
+    fixed = stated_distances_in_metres(near, model)
+    assert fixed == FROM + "Distance(r.Shape, c.Location, 1) <= 20 * 1000"
+    within = {r[0] for r in near.execute(FROM + "Distance(r.Shape, c.Location, 1) <= 20000").rows}
+    assert {r[0] for r in near.execute(fixed).rows} == within
+    assert within - {r[0] for r in near.execute(model).rows} == {"Kestrel Bay"}  # what 20 metres missed
+    assert LoopOptions().distance_units  # on by default
+
+
+@pytest.mark.parametrize("question,sql,fixed", [
+    ("Which rivers are longer than 40 miles?", "SELECT name FROM rivers WHERE (GLength(Shape, 1)) > 40",
+     "SELECT name FROM rivers WHERE (GLength(Shape, 1)) > 40 * 1609.344"),
+    ("Which cities lie within one kilometer of the Silver River?", FROM + "PtDistWithin(c.Location, r.Shape, 1)",
+     FROM + "PtDistWithin(c.Location, r.Shape, 1 * 1000)"),
+    ("Which cities lie within 20 kilometres of the Silver River?", FROM + "20 >= Distance(r.Shape, c.Location, 1)",
+     FROM + "20 * 1000 >= Distance(r.Shape, c.Location, 1)"),
+])
+def test_miles_radii_and_either_side(schema, question: str, sql: str, fixed: str) -> None:  # type: ignore[no-untyped-def]
+    with CheckContext(schema, question) as ctx:
+        assert stated_distances_in_metres(ctx, sql) == fixed
+        assert ctx.execute(fixed).columns == ["name"]  # it runs
+
+
+def test_a_distance_the_evidence_states_counts_too(schema) -> None:  # type: ignore[no-untyped-def]
+    with CheckContext(schema, "Which cities does the Silver River serve?",
+                      evidence="Cities within 20 kilometers are served.") as ctx:
+        assert stated_distances_in_metres(ctx, FROM + "Distance(r.Shape, c.Location, 1) < 20") == \
+            FROM + "Distance(r.Shape, c.Location, 1) < 20 * 1000"
+
+
+@pytest.mark.parametrize("question,sql", [
+    (NEAR, FROM + "Distance(r.Shape, c.Location, 1) <= 20 * 1000"),
+    (NEAR, FROM + "Distance(r.Shape, c.Location, 1) <= 20000"),
+    (NEAR, FROM + "Distance(r.Shape, c.Location, 1) / 1000 <= 20"),
+    (NEAR, FROM + "Distance(r.Shape, c.Location, 1) <= 15"),  # not the number stated
+    ("Which rivers are longer than 40 km?", "SELECT name FROM rivers WHERE length_km > 40"),  # a column in km
+    ("Which cities lie within 20 metres of the Silver River?", FROM + "Distance(r.Shape, c.Location, 1) <= 20"),
+])
+def test_converted_bounds_metres_and_columns_are_left_alone(schema, question: str, sql: str) -> None:  # type: ignore[no-untyped-def]
+    with CheckContext(schema, question) as ctx:
+        assert stated_distances_in_metres(ctx, sql) is None
