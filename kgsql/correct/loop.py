@@ -62,6 +62,7 @@ from typing import Any, Protocol
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
 from kgsql.correct.compass import order_by_compass
 from kgsql.correct.dates import sqlite_dates
+from kgsql.correct.distance_bounds import drop_vacuous_relations
 from kgsql.correct.grouping import group_per_question
 from kgsql.correct.join_conditions import fix_join_conditions
 from kgsql.correct.literals import match_literals
@@ -110,6 +111,7 @@ class Rewrites:
     match_literals: bool = False   # [sql] text literals in the column's stored spelling ('human' -> 'Human')
     metre_units: bool = True       # [sql] SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1))
     distance_units: bool = True    # [sql] a distance said in km or miles, written bare against metres: 20 -> 20 * 1000
+    bounded_relations: bool = True  # [sql] Intersects(a, b) beside Distance(a, b) <= d: the relation dropped
     whole_geometry: bool = False   # [sql] a place stored as many rows read whole: (SELECT GUnion(Shape) FROM ..)
     named_geometry: bool = True    # [sql] a place's name where a geometry belongs read as its geometry
 
@@ -156,6 +158,7 @@ REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("metre_units", ellipsoid_units),
     ("distance_units", stated_distances_in_metres),
     ("join_conditions", fix_join_conditions),
+    ("bounded_relations", drop_vacuous_relations),
     ("located_values", locate_values),
     ("lookup_repair", labels_through_keys),
     ("key_labels", labels_for_shown_keys),

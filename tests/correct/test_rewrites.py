@@ -112,12 +112,13 @@ def test_postgres_puts_nulls_first_when_descending(schema) -> None:  # type: ign
 def test_the_loop_tries_each_rewrite_under_its_switch() -> None:
     switches = [switch for switch, _ in REWRITES]
     assert switches == ["named_geometry", "whole_geometry", "geography_units", "metre_units", "distance_units",
-                        "join_conditions", "located_values", "lookup_repair", "key_labels", "ratio_cast", "rank_known",
-                        "match_literals", "date_forms", "group_each", "rank_nearest", "compass_extremes"]
+                        "join_conditions", "bounded_relations", "located_values", "lookup_repair", "key_labels",
+                        "ratio_cast", "rank_known", "match_literals", "date_forms", "group_each", "rank_nearest",
+                        "compass_extremes"]
     assert all(hasattr(LoopOptions(), s) for s in switches)
     on = {s for s in switches if getattr(LoopOptions(), s)}
     assert on == {"named_geometry", "geography_units", "metre_units", "distance_units", "join_conditions",
-                  "lookup_repair", "key_labels", "date_forms", "group_each", "rank_nearest",
+                  "bounded_relations", "lookup_repair", "key_labels", "date_forms", "group_each", "rank_nearest",
                   "compass_extremes"}  # docs/eval.md
 
 

@@ -46,7 +46,8 @@ def test_a_bare_kilometre_bound_is_written_in_metres_and_finds_the_city_it_misse
     ("Which cities lie within 20 kilometres of the Silver River?", FROM + "20 >= Distance(r.Shape, c.Location, 1)",
      FROM + "20 * 1000 >= Distance(r.Shape, c.Location, 1)"),
 ])
-def test_miles_radii_and_either_side(schema, question: str, sql: str, fixed: str) -> None:  # type: ignore[no-untyped-def]
+def test_miles_radii_and_either_side(schema, question: str, sql: str,  # type: ignore[no-untyped-def]
+                                     fixed: str) -> None:
     with CheckContext(schema, question) as ctx:
         assert stated_distances_in_metres(ctx, sql) == fixed
         assert ctx.execute(fixed).columns == ["name"]  # it runs
@@ -67,6 +68,7 @@ def test_a_distance_the_evidence_states_counts_too(schema) -> None:  # type: ign
     ("Which rivers are longer than 40 km?", "SELECT name FROM rivers WHERE length_km > 40"),  # a column in km
     ("Which cities lie within 20 metres of the Silver River?", FROM + "Distance(r.Shape, c.Location, 1) <= 20"),
 ])
-def test_converted_bounds_metres_and_columns_are_left_alone(schema, question: str, sql: str) -> None:  # type: ignore[no-untyped-def]
+def test_converted_bounds_metres_and_columns_are_left_alone(schema, question: str,  # type: ignore[no-untyped-def]
+                                                           sql: str) -> None:
     with CheckContext(schema, question) as ctx:
         assert stated_distances_in_metres(ctx, sql) is None

@@ -1,0 +1,128 @@
+"""Two geometries both related and bounded by a distance: the relation, which makes the bound say nothing, goes.
+
+"Which cities lie within 20 km of the Silver River?" answered by the local 1.5B on the shipped example
+(session 36) with ``JOIN rivers ON Intersects(rivers.Shape, cities.Location) = 1 WHERE ... AND
+Distance(rivers.Shape, cities.Location, 1) <= 20 * 1000``: geometries that intersect are 0 apart, so the
+bound holds for every pair the relation keeps and the query answers "which cities does the river cross"
+(three cities, not the four within 20 km). Small models write a relation into every JOIN's ON; the
+spatial benchmark's answers to "within 100 kilometers of a station" did the same with ``Within``.
+
+Per SELECT, over the conjuncts of its WHERE and its JOINs' ONs together: a relation of two geometries
+(``kgsql.sql.calls.RELATIONS``: ``Intersects(a, b)``, ``= 1`` or ``= TRUE``) whose two geometries also have an
+upper distance bound (``Distance(a, b[, 1]) <= d`` or ``< d``, either side; ``PtDistWithin(a, b, d)``,
+``ST_DWithin``; casts to geography see through) is dropped: from its AND chain, or, where it was a JOIN's
+whole ON, replaced by the bound (moved from the WHERE). A bound of zero keeps the relation (it is one).
+None of the spatial benchmark's 200 gold queries holds such a pair.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from kgsql.correct.context import CheckContext
+from kgsql.correct.repair import rewrite_selects
+from kgsql.sql.calls import DISTANCES, RELATIONS, WITHIN_DISTANCE, function_call, is_spatial_cast
+
+__all__ = ["drop_vacuous_relations"]
+
+_UPPER = (exp.LT, exp.LTE)
+_LOWER = (exp.GT, exp.GTE)
+
+
+def _geometry(node: exp.Expression) -> str:
+    node = node.unnest() if isinstance(node, exp.Paren) else node
+    while is_spatial_cast(node):
+        node = node.this
+    return node.sql().lower()
+
+
+def _pair(call: exp.Func) -> frozenset[str] | None:
+    _name, args = function_call(call)
+    return frozenset((_geometry(args[0]), _geometry(args[1]))) if len(args) >= 2 else None
+
+
+def _true(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Boolean) and bool(node.this) or \
+        isinstance(node, exp.Literal) and node.is_number and node.this == "1"
+
+
+def _relation(conjunct: exp.Expression) -> frozenset[str] | None:
+    """The two geometries ``conjunct`` relates (``Within(a, b)``, ``= 1`` or ``= TRUE``), else None."""
+    call = conjunct.this if isinstance(conjunct, exp.EQ) and _true(conjunct.expression) else conjunct
+    if isinstance(call, exp.Func) and function_call(call)[0] in RELATIONS:
+        return _pair(call)
+    return None
+
+
+def _positive(node: exp.Expression) -> bool:
+    """Anything but a literal zero or less (``20 * 1000``, a column: a bound that may hold further than 0)."""
+    node = node.unnest() if isinstance(node, exp.Paren) else node
+    return not (isinstance(node, exp.Literal) and node.is_number and float(node.this) <= 0)
+
+
+def _bound(conjunct: exp.Expression) -> frozenset[str] | None:
+    """The two geometries ``conjunct`` keeps within a distance above zero of each other, else None."""
+    call = conjunct.this if isinstance(conjunct, exp.EQ) and _true(conjunct.expression) else conjunct
+    if isinstance(call, exp.Func):
+        name, args = function_call(call)
+        return _pair(call) if name in WITHIN_DISTANCE and len(args) >= 3 and _positive(args[2]) else None
+    if isinstance(conjunct, _UPPER + _LOWER):
+        measure, limit = (conjunct.this, conjunct.expression) if isinstance(conjunct, _UPPER) \
+            else (conjunct.expression, conjunct.this)
+        measure = measure.unnest() if isinstance(measure, exp.Paren) else measure
+        if isinstance(measure, exp.Func) and function_call(measure)[0] in DISTANCES and _positive(limit):
+            return _pair(measure)
+    return None
+
+
+def _conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
+    if condition is None:
+        return []
+    condition = condition.unnest() if isinstance(condition, exp.Paren) else condition
+    return [c.unnest() if isinstance(c, exp.Paren) else c for c in condition.flatten()] \
+        if isinstance(condition, exp.And) else [condition]
+
+
+def _remove(select: exp.Select, conjunct: exp.Expression, owner: exp.Expression) -> None:
+    """Take ``conjunct`` out of ``owner``'s AND chain (the WHERE, or a JOIN's ON); a WHERE left empty goes."""
+    condition = owner.this if isinstance(owner, exp.Where) else owner.args["on"]
+    kept = [c.copy() for c in _conjuncts(condition) if c is not conjunct]
+    if isinstance(owner, exp.Where):
+        select.set("where", exp.Where(this=exp.and_(*kept, copy=False)) if kept else None)
+    else:  # never left empty: an ON that is one relation is replaced by the bound instead
+        owner.set("on", exp.and_(*kept, copy=False))
+
+
+def _relieve(select: exp.Select) -> bool:
+    """Drop one relation whose two geometries a bound of the same SELECT keeps within a distance; True if one was."""
+    where = select.args.get("where")
+    owned: list[tuple[exp.Expression, exp.Expression]] = \
+        [(c, where) for c in _conjuncts(where.this if where is not None else None)]
+    owned += [(c, j) for j in select.args.get("joins") or [] for c in _conjuncts(j.args.get("on"))]
+    bounds = {pair: (c, owner) for c, owner in owned if (pair := _bound(c)) is not None}
+    for conjunct, owner in owned:
+        pair = _relation(conjunct)
+        if pair is None or len(pair) < 2 or pair not in bounds:
+            continue
+        bound, bound_owner = bounds[pair]
+        if isinstance(owner, exp.Join) and len(_conjuncts(owner.args["on"])) == 1:
+            owner.set("on", bound.copy())  # a JOIN keeps an ON: the bound moves there
+            if bound_owner is where:
+                _remove(select, bound, where)
+        else:
+            _remove(select, conjunct, owner)
+        return True
+    return False
+
+
+def drop_vacuous_relations(ctx: CheckContext, sql: str) -> str | None:
+    """``sql`` without a relation that makes a distance bound of the same two geometries say nothing (module
+    docstring); None when there was none."""
+    from kgsql.sql.dialects import sqlglot_name
+
+    def relieve(select: exp.Select) -> bool:
+        changed = False
+        while _relieve(select):  # one relation at a time: each drop rewrites the chains read
+            changed = True
+        return changed
+
+    return rewrite_selects(ctx, sql, relieve, sqlglot_name(ctx.dialect))
