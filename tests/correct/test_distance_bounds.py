@@ -60,6 +60,8 @@ def test_the_relation_goes_and_the_bound_answers(near: CheckContext, sql: str, r
     "SELECT c.name FROM cities c JOIN rivers r ON Intersects(r.Shape, c.Location) = 1 "
     "JOIN provinces p ON Within(c.Location, p.Shape) = 1 WHERE Distance(r.Shape, p.Shape, 1) <= 20000",
     "SELECT c.name FROM cities c, rivers r WHERE r.name = 'Silver River' AND Distance(r.Shape, c.Location, 1) <= 20000",
+    "SELECT c.name FROM cities c LEFT JOIN rivers r ON Intersects(r.Shape, c.Location) = 1 "
+    "WHERE Distance(r.Shape, c.Location, 1) <= 20000",  # moving the bound into a LEFT JOIN's ON keeps every city
 ])
 def test_other_pairs_and_bounds_are_left_alone(near: CheckContext, sql: str) -> None:
     assert drop_vacuous_relations(near, sql) is None
