@@ -111,7 +111,7 @@ class Rewrites:
     match_literals: bool = False   # [sql] text literals in the column's stored spelling ('human' -> 'Human')
     metre_units: bool = True       # [sql] SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1))
     distance_units: bool = True    # [sql] a distance said in km or miles, written bare against metres: 20 -> 20 * 1000
-    bounded_relations: bool = True  # [sql] Intersects(a, b) beside Distance(a, b) <= d: the relation dropped
+    bounded_relations: bool = True  # [sql] Intersects(a, b) beside Distance(a, b) <= d or ORDER BY it: dropped
     whole_geometry: bool = False   # [sql] a place stored as many rows read whole: (SELECT GUnion(Shape) FROM ..)
     named_geometry: bool = True    # [sql] a place's name where a geometry belongs read as its geometry
 

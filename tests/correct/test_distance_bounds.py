@@ -1,6 +1,6 @@
 """The ``bounded_relations`` rewrite: a relation of two geometries that a distance bound of the same two also
-keeps (``Intersects(a, b) = 1 AND Distance(a, b, 1) <= d``) makes the bound say nothing, and goes; on the
-shipped SpatiaLite example, with the rows each query returns."""
+keeps (``Intersects(a, b) = 1 AND Distance(a, b, 1) <= d``), or whose distance the query ranks by, makes the
+distance say nothing, and goes; on the shipped SpatiaLite example, with the rows each query returns."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -51,6 +51,23 @@ def test_the_relation_goes_and_the_bound_answers(near: CheckContext, sql: str, r
     assert LoopOptions().bounded_relations  # on by default
 
 
+@pytest.mark.parametrize("sql,ranked", [
+    ("SELECT r.name FROM rivers AS r JOIN cities AS c ON Intersects(r.Shape, c.Location) = 1 "
+     "WHERE c.name = 'Kestrel Bay' ORDER BY Distance(r.Shape, c.Location, 1) LIMIT 1",
+     "SELECT r.name FROM rivers AS r CROSS JOIN cities AS c WHERE c.name = 'Kestrel Bay' "
+     "ORDER BY Distance(r.Shape, c.Location, 1) LIMIT 1"),
+    ("SELECT r.name, Distance(c.Location, r.Shape, 1) AS d FROM rivers AS r, cities AS c "
+     "WHERE c.name = 'Kestrel Bay' AND Intersects(r.Shape, c.Location) = 1 ORDER BY d LIMIT 1",
+     "SELECT r.name, Distance(c.Location, r.Shape, 1) AS d FROM rivers AS r CROSS JOIN cities AS c "
+     "WHERE c.name = 'Kestrel Bay' ORDER BY d LIMIT 1"),
+])
+def test_a_relation_beside_a_ranking_by_distance_goes(example_db: Path, sql: str, ranked: str) -> None:
+    """"Which river is closest to Kestrel Bay?": only the rivers it touches (none) were ranked."""
+    with CheckContext(read_database(example_db), "Which river is closest to Kestrel Bay?") as ctx:
+        assert drop_vacuous_relations(ctx, sql) == ranked
+        assert ctx.execute(sql).rows == [] and ctx.execute(ranked).rows[0][0] == "Silver River"  # 14 km away
+
+
 @pytest.mark.parametrize("sql", [
     # a bound of zero is the relation itself; a lower bound is another question; other geometries
     "SELECT c.name FROM cities c JOIN rivers r ON Intersects(r.Shape, c.Location) = 1 "
@@ -62,6 +79,9 @@ def test_the_relation_goes_and_the_bound_answers(near: CheckContext, sql: str, r
     "SELECT c.name FROM cities c, rivers r WHERE r.name = 'Silver River' AND Distance(r.Shape, c.Location, 1) <= 20000",
     "SELECT c.name FROM cities c LEFT JOIN rivers r ON Intersects(r.Shape, c.Location) = 1 "
     "WHERE Distance(r.Shape, c.Location, 1) <= 20000",  # moving the bound into a LEFT JOIN's ON keeps every city
+    # ranked by another pair's distance (the spatial benchmark's gold: a centroid, another table)
+    "SELECT s.name FROM cities c JOIN rivers r ON Intersects(r.Shape, c.Location) = 1 "
+    "ORDER BY Distance(Centroid(r.Shape), c.Location, 1) DESC LIMIT 1",
 ])
 def test_other_pairs_and_bounds_are_left_alone(near: CheckContext, sql: str) -> None:
     assert drop_vacuous_relations(near, sql) is None
