@@ -154,9 +154,9 @@ REPAIRS: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
 REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("named_geometry", named_geometries),
     ("whole_geometry", whole_geometries),
+    ("distance_units", stated_distances_in_metres),  # first: a radius in metres is what geography_units casts
     ("geography_units", geography_units),
     ("metre_units", ellipsoid_units),
-    ("distance_units", stated_distances_in_metres),
     ("join_conditions", fix_join_conditions),
     ("bounded_relations", drop_vacuous_relations),
     ("located_values", locate_values),

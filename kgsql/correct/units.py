@@ -90,6 +90,12 @@ def _on_geographic_data(node: exp.Expression, geographic: set[str]) -> bool:
 
 
 def _radius_in_metres(node: exp.Expression) -> bool:
+    """A number above 1, or a product of numbers (``10 * 1000``, as ``distance_units`` writes "10 km")."""
+    node = node.unnest() if isinstance(node, exp.Paren) else node
+    if isinstance(node, exp.Mul):
+        factors = [f.unnest() if isinstance(f, exp.Paren) else f for f in (node.this, node.expression)]
+        if all(isinstance(f, exp.Literal) and f.is_number for f in factors):
+            return float(factors[0].this) * float(factors[1].this) > 1
     return isinstance(node, exp.Literal) and not node.is_string and float(node.this) > 1
 
 
@@ -157,7 +163,8 @@ def ellipsoid_units(ctx: CheckContext, sql: str) -> str | None:
 def stated_distances_in_metres(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` with a distance the question (or its evidence) states in kilometres or miles, written as the
     bare number against a measure in metres, in metres: ``Distance(r.Shape, c.Location, 1) <= 20`` for "within
-    20 km" -> ``<= 20 * 1000`` (:mod:`kgsql.sql.distance_units`). Runs after :func:`ellipsoid_units` and
-    :func:`geography_units`, which put lon/lat measures in metres; None when nothing needed it."""
+    20 km" -> ``<= 20 * 1000`` (:mod:`kgsql.sql.distance_units`). Runs before :func:`geography_units` and
+    :func:`ellipsoid_units`, which put lon/lat measures in metres (an ``ST_DWithin`` radius of ``1 * 1000`` is
+    one they cast; ``1`` would read as a degree); None when nothing needed it."""
     said = f"{ctx.question}\n{ctx.evidence}"
     return rewrite_tree(ctx, sql, lambda tree: bounds_in_metres(said, tree))

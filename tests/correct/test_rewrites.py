@@ -111,7 +111,7 @@ def test_postgres_puts_nulls_first_when_descending(schema) -> None:  # type: ign
 
 def test_the_loop_tries_each_rewrite_under_its_switch() -> None:
     switches = [switch for switch, _ in REWRITES]
-    assert switches == ["named_geometry", "whole_geometry", "geography_units", "metre_units", "distance_units",
+    assert switches == ["named_geometry", "whole_geometry", "distance_units", "geography_units", "metre_units",
                         "join_conditions", "bounded_relations", "located_values", "lookup_repair", "key_labels",
                         "ratio_cast", "rank_known", "match_literals", "date_forms", "group_each", "rank_nearest",
                         "compass_extremes"]

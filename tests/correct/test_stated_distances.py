@@ -72,3 +72,20 @@ def test_converted_bounds_metres_and_columns_are_left_alone(schema, question: st
                                                            sql: str) -> None:
     with CheckContext(schema, question) as ctx:
         assert stated_distances_in_metres(ctx, sql) is None
+
+
+def test_on_postgis_the_radius_in_metres_is_then_cast_to_geography() -> None:
+    """"within 1 km" as ``ST_DWithin(shape, shape, 1)`` on lon/lat geometry: written ``1 * 1000`` first, which
+    ``geography_units`` then measures in metres (a bare 1 it reads as one degree, and leaves)."""
+    from kgsql.correct.loop import REWRITES
+    from kgsql.schema.model import Column, DatabaseSchema, SpatialInfo, Table
+
+    roads = Table("roads", columns=[Column("name", "text"), Column("shape", "geometry(LineString,4326)",
+                                                                  spatial=SpatialInfo("LINESTRING", 4326))])
+    schema = DatabaseSchema("city", tables=[roads], dialect="postgres", is_spatial=True)
+    sql = "SELECT b.name FROM roads AS a, roads AS b WHERE a.name = 'A' AND ST_DWithin(a.shape, b.shape, 1)"
+    with CheckContext(schema, "Which roads lie within 1 km of road A?", path="") as ctx:
+        for switch, rewrite in REWRITES:
+            if getattr(LoopOptions(), switch):
+                sql = rewrite(ctx, sql) or sql
+    assert sql.endswith("ST_DWithin(CAST(a.shape AS GEOGRAPHY), CAST(b.shape AS GEOGRAPHY), 1 * 1000)")

@@ -110,6 +110,9 @@ def _lonlat_schema() -> DatabaseSchema:
      "SELECT ST_DISTANCE(CAST(CAST((SELECT shape FROM roads WHERE name = 'A') AS GEOMETRY) AS GEOGRAPHY), "
      "CAST(shape AS GEOGRAPHY)) FROM roads"),                                         # as named_geometry writes it
     ("SELECT name FROM roads AS a WHERE ST_DWithin(a.shape, a.shape, 0.01)", None),   # degrees, as written
+    ("SELECT name FROM roads AS a WHERE ST_DWithin(a.shape, a.shape, (1 * 1000))",  # "1 km" as distance_units
+     "SELECT name FROM roads AS a WHERE ST_DWithin(CAST(a.shape AS GEOGRAPHY), CAST(a.shape AS GEOGRAPHY), "
+     "(1 * 1000))"),                                                                   # writes it: metres
     ("SELECT ST_Length(shape::geography) FROM roads", None),                          # already metres
     ("SELECT ST_Area(geom) FROM parks", None),                                        # 3857 is in metres
     ("SELECT count(*) FROM roads", None),
