@@ -150,14 +150,21 @@ def _relation_words(call: exp.Func, name: str, args: list[exp.Expression]) -> st
     of"; None for a call that relates no two geometries. ``MbrWithin`` compares bounding boxes: "lies within,
     by bounding box,"."""
     if name in WITHIN_DISTANCE and len(args) >= 3:
-        return f"lies within {args[2].sql()} of"
+        return f"lies within {args[2].sql()}{_metres(name, args)} of"
     if name in DISTANCES and isinstance(call.parent, (exp.LT, exp.LTE)) and call.parent.this is call:
-        return f"lies within {call.parent.expression.sql()} of"
+        return f"lies within {call.parent.expression.sql()}{_metres(name, args)} of"
     if name not in RELATIONS:
         return None
     if name.startswith("mbr"):
         return f"{RELATION_WORDS[name[3:]]}, by bounding box,"
     return RELATION_WORDS[name.removeprefix("st_")]
+
+
+def _metres(name: str, args: list[exp.Expression]) -> str:
+    """" metres" where the call surely measures in metres (SpatiaLite's ``Distance(a, b, 1)``, a geography
+    cast): "lies within 20 metres of" is where "20 km" written as 20 shows; else nothing (a projection's unit)."""
+    ellipsoid = name in DISTANCES and len(args) == 3 and args[2].sql() == "1"
+    return " metres" if ellipsoid or any(is_spatial_cast(a, "geography") for a in args[:2]) else ""
 
 
 def _geometry(node: exp.Expression) -> exp.Expression:

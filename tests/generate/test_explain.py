@@ -102,7 +102,9 @@ def geo(example_db: Path) -> DatabaseSchema:
     ("SELECT c.name FROM cities AS c JOIN rivers AS r ON PtDistWithin(c.Location, r.Shape, 5000)",
      ("cities.Location", "rivers.Shape", "lies within 5000 of", "cities near rivers")),
     ("SELECT c.name FROM cities AS c JOIN rivers AS r ON Distance(c.Location, r.Shape, 1) < 1000",
-     ("cities.Location", "rivers.Shape", "lies within 1000 of", "cities near rivers")),
+     ("cities.Location", "rivers.Shape", "lies within 1000 metres of", "cities near rivers")),
+    ("SELECT c.name FROM cities AS c JOIN rivers AS r ON ST_DWithin(c.Location::geography, r.Shape::geography, 500)",
+     ("cities.Location", "rivers.Shape", "lies within 500 metres of", "cities near rivers")),  # PostGIS, metres
     ("SELECT r.name FROM rivers AS r JOIN provinces AS p ON MbrIntersects(r.Shape, p.Shape)",
      ("rivers.Shape", "provinces.Shape", "intersects, by bounding box,", "rivers crossing provinces")),
 ])
@@ -126,7 +128,7 @@ def test_a_location_join_is_no_missing_edge_and_a_geometry_with_itself_joins_not
     both = explain_sql("SELECT c.name FROM cities AS c JOIN rivers AS r ON Intersects(r.Shape, c.Location) = 1 "
                        "WHERE Distance(r.Shape, c.Location, 1) <= 20", geo)
     assert [j.text.split(":")[0] for j in both.joins] == ["rivers.Shape intersects cities.Location",
-                                                          "rivers.Shape lies within 20 of cities.Location"]
+                                                          "rivers.Shape lies within 20 metres of cities.Location"]
     itself = "SELECT r.name FROM rivers AS r JOIN provinces AS p ON Intersects(p.Shape, p.Shape) = 1"
     assert explain_sql(itself, geo).joins == []
     odd = explain_sql("SELECT c.name FROM cities AS c JOIN river_cities AS rc ON Within(c.Location, rc.city_id)", geo)
