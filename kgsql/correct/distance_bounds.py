@@ -26,6 +26,7 @@ from sqlglot import exp
 from kgsql.correct.context import CheckContext
 from kgsql.correct.repair import rewrite_selects
 from kgsql.sql.calls import DISTANCES, RELATIONS, WITHIN_DISTANCE, function_call, is_spatial_cast
+from kgsql.sql.dialects import sqlglot_name
 
 __all__ = ["drop_vacuous_relations"]
 
@@ -46,13 +47,18 @@ def _pair(call: exp.Func) -> frozenset[str] | None:
 
 
 def _true(node: exp.Expression) -> bool:
-    return isinstance(node, exp.Boolean) and bool(node.this) or \
-        isinstance(node, exp.Literal) and node.is_number and node.this == "1"
+    return (isinstance(node, exp.Boolean) and bool(node.this)) or \
+        (isinstance(node, exp.Literal) and node.is_number and node.this == "1")
+
+
+def _called(conjunct: exp.Expression) -> exp.Expression:
+    """The call a predicate is (``Within(a, b) = 1``, ``= TRUE``, or the bare call)."""
+    return conjunct.this if isinstance(conjunct, exp.EQ) and _true(conjunct.expression) else conjunct
 
 
 def _relation(conjunct: exp.Expression) -> frozenset[str] | None:
     """The two geometries ``conjunct`` relates (``Within(a, b)``, ``= 1`` or ``= TRUE``), else None."""
-    call = conjunct.this if isinstance(conjunct, exp.EQ) and _true(conjunct.expression) else conjunct
+    call = _called(conjunct)
     if isinstance(call, exp.Func) and function_call(call)[0] in RELATIONS:
         return _pair(call)
     return None
@@ -66,7 +72,7 @@ def _positive(node: exp.Expression) -> bool:
 
 def _bound(conjunct: exp.Expression) -> frozenset[str] | None:
     """The two geometries ``conjunct`` keeps within a distance above zero of each other, else None."""
-    call = conjunct.this if isinstance(conjunct, exp.EQ) and _true(conjunct.expression) else conjunct
+    call = _called(conjunct)
     if isinstance(call, exp.Func):
         name, args = function_call(call)
         return _pair(call) if name in WITHIN_DISTANCE and len(args) >= 3 and _positive(args[2]) else None
@@ -142,8 +148,6 @@ def _relieve(select: exp.Select) -> bool:
 def drop_vacuous_relations(ctx: CheckContext, sql: str) -> str | None:
     """``sql`` without a relation that makes a distance bound of the same two geometries say nothing (module
     docstring); None when there was none."""
-    from kgsql.sql.dialects import sqlglot_name
-
     def relieve(select: exp.Select) -> bool:
         changed = False
         while _relieve(select):  # one relation at a time: each drop rewrites the chains read

@@ -40,7 +40,7 @@ from kgsql.sql.dialects import dialect_of
 from kgsql.sql.distance_units import bounds_in_metres
 from kgsql.sql.to_postgis import booleans
 
-__all__ = ["GEOGRAPHIC_SRIDS", "GEOMETRY_ONLY", "ellipsoid_units", "geography_units"]
+__all__ = ["GEOGRAPHIC_SRIDS", "GEOMETRY_ONLY", "ellipsoid_units", "geography_units", "stated_distances_in_metres"]
 
 _MEASURES: Final = frozenset({"st_length", "st_area", "st_perimeter", "st_distance"})
 #: PostGIS functions a model writes with ``::geography`` that have no geography form (a subset of those; checked
