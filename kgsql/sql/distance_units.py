@@ -102,7 +102,7 @@ def bounds_in_metres(text: str, tree: exp.Expression) -> bool:
     evidence) in metres, ``<= 20`` -> ``<= 20 * 1000``, in place; True when any was."""
     done: set[int] = set()
     for number, _call, stated in _unconverted(text, tree):
-        if id(number) not in done:  # one number may bound two calls (never here, but twice would be 10^6)
+        if id(number) not in done:  # a number found twice is converted once
             done.add(id(number))
             number.replace(exp.Mul(this=number.copy(), expression=exp.Literal.number(_written(stated.metres))))
     return bool(done)
