@@ -18,17 +18,26 @@ ON Within(s.Location, g.Shape) = 1 ... ORDER BY Distance(g.Shape, s.Location, 1)
 parks the station lies in, all 0 away (the spatial benchmark, traffic52, session 36); without it the JOIN is
 a CROSS JOIN and the nearest comes first (a park the station lies in still would: it is 0 away).
 None of the spatial benchmark's 200 gold queries holds such a pair.
+
+The reverse mistake reads "within 150 kilometers" as containment: "How many cities can Dali Airport serve?",
+evidence "Cities within 150 kilometers are considered within the service range", answered (local 1.5B,
+tourism24, both splits) with ``Within(airports.Location, cities.Shape) = 1`` and no distance anywhere.
+:func:`distance_for_within`: where the question (or its evidence) asks for one distance "within N <unit>"
+and the query measures no distance at all, the relation of the query's one pair of geometries becomes that
+bound, ``Distance(a, b) <= 150 * 1000`` (``ST_Distance`` on PostGIS; ``metre_units`` and
+``geography_units``, run after it, measure it in metres on lon/lat data).
 """
 from __future__ import annotations
 
 from sqlglot import exp
 
 from kgsql.correct.context import CheckContext
-from kgsql.correct.repair import rewrite_selects
+from kgsql.correct.repair import rewrite_selects, rewrite_tree
 from kgsql.sql.calls import DISTANCES, RELATIONS, WITHIN_DISTANCE, function_call, is_spatial_cast
-from kgsql.sql.dialects import sqlglot_name
+from kgsql.sql.dialects import dialect_of, sqlglot_name
+from kgsql.sql.distance_units import within_distances
 
-__all__ = ["drop_vacuous_relations"]
+__all__ = ["distance_for_within", "drop_vacuous_relations"]
 
 _UPPER = (exp.LT, exp.LTE)
 _LOWER = (exp.GT, exp.GTE)
@@ -155,3 +164,42 @@ def drop_vacuous_relations(ctx: CheckContext, sql: str) -> str | None:
         return changed
 
     return rewrite_selects(ctx, sql, relieve, sqlglot_name(ctx.dialect))
+
+
+#: Relations a "within N km" may have been read as (not ``Equals``, which says something else).
+_CONTAINMENT = frozenset(r for r in RELATIONS if not r.endswith("equals"))
+_DISTANCE_CALL = {"spatialite": "Distance", "postgis": "ST_Distance"}
+
+
+def distance_for_within(ctx: CheckContext, sql: str) -> str | None:
+    """``sql`` with the relation a stated "within N km" was read as written as that distance bound (module
+    docstring); None when the text states no such distance or two, the query measures one already, or relates
+    other than one pair of geometries."""
+    asked = within_distances(f"{ctx.question}\n{ctx.evidence}")
+    distance = _DISTANCE_CALL.get(dialect_of(ctx.schema))
+    if len(asked) != 1 or distance is None:
+        return None
+    (stated,) = asked
+
+    def measured(tree: exp.Expression) -> bool:
+        calls = [(c, function_call(c)) for c in tree.find_all(exp.Func)]
+        if any(name in DISTANCES | WITHIN_DISTANCE for _c, (name, _a) in calls):
+            return False
+        related = [(c, args) for c, (name, args) in calls if name in _CONTAINMENT and len(args) >= 2]
+        pairs = {_pair(c) for c, _args in related}
+        if len(pairs) != 1 or len(next(iter(pairs)) or ()) < 2:
+            return False
+        limit = exp.Mul(this=exp.Literal.number(_number(stated.value)),
+                        expression=exp.Literal.number(_number(stated.metres)))
+        for call, args in related:
+            bound = exp.LTE(this=exp.Anonymous(this=distance, expressions=[a.copy() for a in args[:2]]),
+                            expression=limit.copy())
+            predicate = call.parent if isinstance(call.parent, exp.EQ) and _true(call.parent.expression) else call
+            predicate.replace(bound)
+        return True
+
+    return rewrite_tree(ctx, sql, measured)
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value.is_integer() else repr(value)

@@ -62,7 +62,7 @@ from typing import Any, Protocol
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
 from kgsql.correct.compass import order_by_compass
 from kgsql.correct.dates import sqlite_dates
-from kgsql.correct.distance_bounds import drop_vacuous_relations
+from kgsql.correct.distance_bounds import distance_for_within, drop_vacuous_relations
 from kgsql.correct.grouping import group_per_question
 from kgsql.correct.join_conditions import fix_join_conditions
 from kgsql.correct.literals import match_literals
@@ -112,6 +112,7 @@ class Rewrites:
     metre_units: bool = True       # [sql] SpatiaLite lon/lat lengths, areas, distances in metres (GLength(g, 1))
     distance_units: bool = True    # [sql] a distance said in km or miles, written bare against metres: 20 -> 20 * 1000
     bounded_relations: bool = True  # [sql] Intersects(a, b) beside Distance(a, b) <= d or ORDER BY it: dropped
+    within_distance: bool = True   # [sql] "within 150 km" read as Within(a, b): Distance(a, b) <= 150 * 1000
     whole_geometry: bool = False   # [sql] a place stored as many rows read whole: (SELECT GUnion(Shape) FROM ..)
     named_geometry: bool = True    # [sql] a place's name where a geometry belongs read as its geometry
 
@@ -154,6 +155,7 @@ REPAIRS: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
 REWRITES: tuple[tuple[str, Callable[[CheckContext, str], str | None]], ...] = (
     ("named_geometry", named_geometries),
     ("whole_geometry", whole_geometries),
+    ("within_distance", distance_for_within),
     ("distance_units", stated_distances_in_metres),  # first: a radius in metres is what geography_units casts
     ("geography_units", geography_units),
     ("metre_units", ellipsoid_units),

@@ -18,14 +18,15 @@ from sqlglot import exp
 
 from kgsql.sql.calls import DISTANCES, WITHIN_DISTANCE, function_call
 
-__all__ = ["Stated", "bounds_in_metres", "stated_distances", "unconverted_distance"]
+__all__ = ["Stated", "bounds_in_metres", "stated_distances", "unconverted_distance", "within_distances"]
 
 _WORDS: Final = {"one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0, "seven": 7.0,
                  "eight": 8.0, "nine": 9.0, "ten": 10.0, "a": 1.0}
-_STATED: Final = re.compile(r"\b(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|a)\s*-?\s*"
-                            r"(km|kms|kilomet(?:er|re)s?|miles?)\b", re.IGNORECASE)
-#: Metres in one unit the question may state a distance in.
-_METRES: Final = {"k": 1000.0, "m": 1609.344}  # by the unit's first letter: km / kilometre, mile
+_NUMBER: Final = r"(\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|a)"
+_STATED: Final = re.compile(rf"\b{_NUMBER}\s*-?\s*(km|kms|kilomet(?:er|re)s?|miles?)\b", re.IGNORECASE)
+#: "within 10 km", "within 500 meters": the distance a question asks things to lie within.
+_WITHIN: Final = re.compile(rf"\bwithin\s+(?:a\s+(?:radius|distance)\s+of\s+)?{_NUMBER}\s*-?\s*"
+                            r"(km|kms|kilomet(?:er|re)s?|miles?|m|met(?:er|re)s?)\b", re.IGNORECASE)
 #: Calls that measure in metres (or degrees), never in kilometres or miles.
 _MEASURES: Final = DISTANCES | frozenset({"glength", "st_length", "perimeter", "st_perimeter"})
 _COMPARISONS: Final = (exp.LT, exp.LTE, exp.GT, exp.GTE, exp.EQ)
@@ -39,14 +40,21 @@ class Stated(NamedTuple):
     metres: float
 
 
+def _stated(match: re.Match[str]) -> Stated:
+    number, unit = match.group(1).lower(), match.group(2).lower()
+    metres = 1000.0 if unit.startswith("k") else 1609.344 if unit.startswith("mi") else 1.0
+    return Stated(_WORDS[number] if number in _WORDS else float(number), match.group(0), metres)
+
+
 def stated_distances(question: str) -> list[Stated]:
     """The distances the question states in kilometres or miles: ``[Stated(20.0, "20 km", 1000.0)]``."""
-    out = []
-    for match in _STATED.finditer(question):
-        number = match.group(1).lower()
-        value = _WORDS[number] if number in _WORDS else float(number)
-        out.append(Stated(value, match.group(0), _METRES[match.group(2)[0].lower()]))
-    return out
+    return [_stated(m) for m in _STATED.finditer(question)]
+
+
+def within_distances(text: str) -> list[Stated]:
+    """The distances ``text`` asks things to lie *within*, in any unit of length: ``within 500 meters`` ->
+    ``[Stated(500.0, "within 500 meters", 1.0)]``."""
+    return [_stated(m) for m in _WITHIN.finditer(text)]
 
 
 def _literal(node: exp.Expression | None) -> exp.Literal | None:

@@ -9,8 +9,9 @@ from typing import Iterator
 import pytest
 
 from kgsql.correct import CheckContext
-from kgsql.correct.distance_bounds import drop_vacuous_relations
+from kgsql.correct.distance_bounds import distance_for_within, drop_vacuous_relations
 from kgsql.correct.loop import LoopOptions
+from kgsql.correct.units import ellipsoid_units
 from kgsql.ingest.reader import read_database
 
 NEAR = "Which cities lie within 20 km of the Silver River?"
@@ -94,3 +95,38 @@ def test_postgis_forms_cast_to_geography(example_db: Path) -> None:
         assert drop_vacuous_relations(pg, sql) == (
             "SELECT c.name FROM cities AS c JOIN rivers AS r ON ST_DWithin(CAST(r.shape AS GEOGRAPHY), "
             "CAST(c.location AS GEOGRAPHY), 20000) WHERE r.name = 'Silver River'")
+
+
+@pytest.mark.parametrize("question,evidence", [
+    (NEAR, ""),
+    ("Which cities does the Silver River serve?", "Cities within 20 kilometers are served."),
+    ("Which cities lie within 20000 meters of the Silver River?", ""),
+])
+def test_within_a_distance_read_as_containment_becomes_the_distance(example_db: Path, question: str,
+                                                                    evidence: str) -> None:
+    """"within 20 km" answered with Intersects and no distance at all (tourism24's mistake, on the example)."""
+    sql = ("SELECT c.name FROM cities AS c JOIN rivers AS r ON Intersects(r.Shape, c.Location) = 1 "
+           "WHERE r.name = 'Silver River'")
+    with CheckContext(read_database(example_db), question, evidence=evidence) as ctx:
+        bound = distance_for_within(ctx, sql)
+        assert bound is not None and "Intersects" not in bound
+        assert bound.split(" ON ")[1].startswith("Distance(r.Shape, c.Location) <= ")
+        in_metres = ellipsoid_units(ctx, bound)  # the loop's next rewrite on lon/lat data
+        assert in_metres is not None and _names(ctx, in_metres) == WITHIN_20KM
+        assert _names(ctx, sql) < WITHIN_20KM
+    assert LoopOptions().within_distance
+
+
+@pytest.mark.parametrize("question,sql", [
+    ("Which cities lie on the Silver River?",  # no distance asked
+     "SELECT c.name FROM cities AS c JOIN rivers AS r ON Intersects(r.Shape, c.Location) = 1"),
+    (NEAR, "SELECT c.name FROM cities AS c JOIN rivers AS r ON Intersects(r.Shape, c.Location) = 1 "
+           "WHERE Distance(r.Shape, c.Location, 1) <= 20000"),  # a distance measured already (bounded_relations')
+    (NEAR, "SELECT c.name FROM cities AS c JOIN rivers AS r ON Intersects(r.Shape, c.Location) = 1 "
+           "JOIN provinces AS p ON Within(c.Location, p.Shape) = 1"),  # two pairs: which one is the distance?
+    ("Which cities lie within 20 km of the Silver River and within 5 km of the coast?",  # two distances
+     "SELECT c.name FROM cities AS c JOIN rivers AS r ON Intersects(r.Shape, c.Location) = 1"),
+])
+def test_within_is_left_alone_without_one_distance_and_one_pair(example_db: Path, question: str, sql: str) -> None:
+    with CheckContext(read_database(example_db), question) as ctx:
+        assert distance_for_within(ctx, sql) is None

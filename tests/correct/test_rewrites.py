@@ -111,15 +111,15 @@ def test_postgres_puts_nulls_first_when_descending(schema) -> None:  # type: ign
 
 def test_the_loop_tries_each_rewrite_under_its_switch() -> None:
     switches = [switch for switch, _ in REWRITES]
-    assert switches == ["named_geometry", "whole_geometry", "distance_units", "geography_units", "metre_units",
-                        "join_conditions", "bounded_relations", "located_values", "lookup_repair", "key_labels",
-                        "ratio_cast", "rank_known", "match_literals", "date_forms", "group_each", "rank_nearest",
-                        "compass_extremes"]
+    assert switches == ["named_geometry", "whole_geometry", "within_distance", "distance_units", "geography_units",
+                        "metre_units", "join_conditions", "bounded_relations", "located_values", "lookup_repair",
+                        "key_labels", "ratio_cast", "rank_known", "match_literals", "date_forms", "group_each",
+                        "rank_nearest", "compass_extremes"]
     assert all(hasattr(LoopOptions(), s) for s in switches)
     on = {s for s in switches if getattr(LoopOptions(), s)}
-    assert on == {"named_geometry", "geography_units", "metre_units", "distance_units", "join_conditions",
-                  "bounded_relations", "lookup_repair", "key_labels", "date_forms", "group_each", "rank_nearest",
-                  "compass_extremes"}  # docs/eval.md
+    assert on == {"named_geometry", "geography_units", "metre_units", "within_distance", "distance_units",
+                  "join_conditions", "bounded_relations", "lookup_repair", "key_labels", "date_forms", "group_each",
+                  "rank_nearest", "compass_extremes"}  # docs/eval.md
 
 
 @pytest.mark.parametrize("sql, matched", [

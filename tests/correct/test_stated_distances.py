@@ -89,3 +89,17 @@ def test_on_postgis_the_radius_in_metres_is_then_cast_to_geography() -> None:
             if getattr(LoopOptions(), switch):
                 sql = rewrite(ctx, sql) or sql
     assert sql.endswith("ST_DWithin(CAST(a.shape AS GEOGRAPHY), CAST(b.shape AS GEOGRAPHY), 1 * 1000)")
+
+
+@pytest.mark.parametrize("text,within", [
+    ("Cities within 150 kilometers are considered within the service range.", [(150.0, 1000.0)]),
+    ("hotels within 500 meters of the bureau", [(500.0, 1.0)]),
+    ("within a radius of 2 miles", [(2.0, 1609.344)]),
+    ("within one kilometer of Guangzhou Road", [(1.0, 1000.0)]),
+    ("within 5 minutes' walk", []),
+    ("Which hotels lie within the district?", []),
+])
+def test_the_distances_a_text_asks_things_to_lie_within(text: str, within: list[tuple[float, float]]) -> None:
+    from kgsql.sql.distance_units import within_distances
+
+    assert [(s.value, s.metres) for s in within_distances(text)] == within
