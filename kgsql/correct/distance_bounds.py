@@ -1,4 +1,4 @@
-"""Two geometries both related and bounded or ranked by distance: the relation, which voids the distance, goes.
+"""A relation of two geometries where the question means a distance: dropped beside it, or made into it.
 
 "Which cities lie within 20 km of the Silver River?" answered by the local 1.5B on the shipped example
 (session 36) with ``JOIN rivers ON Intersects(rivers.Shape, cities.Location) = 1 WHERE ... AND
@@ -35,7 +35,7 @@ from kgsql.correct.context import CheckContext
 from kgsql.correct.repair import rewrite_selects, rewrite_tree
 from kgsql.sql.calls import DISTANCES, RELATIONS, WITHIN_DISTANCE, function_call, is_spatial_cast
 from kgsql.sql.dialects import dialect_of, sqlglot_name
-from kgsql.sql.distance_units import within_distances
+from kgsql.sql.distance_units import number_text, within_distances
 
 __all__ = ["distance_for_within", "drop_vacuous_relations"]
 
@@ -189,8 +189,9 @@ def distance_for_within(ctx: CheckContext, sql: str) -> str | None:
         pairs = {_pair(c) for c, _args in related}
         if len(pairs) != 1 or len(next(iter(pairs)) or ()) < 2:
             return False
-        limit = exp.Mul(this=exp.Literal.number(_number(stated.value)),
-                        expression=exp.Literal.number(_number(stated.metres)))
+        limit = exp.Literal.number(number_text(stated.value))
+        if stated.metres != 1:
+            limit = exp.Mul(this=limit, expression=exp.Literal.number(number_text(stated.metres)))
         for call, args in related:
             bound = exp.LTE(this=exp.Anonymous(this=distance, expressions=[a.copy() for a in args[:2]]),
                             expression=limit.copy())
@@ -199,7 +200,3 @@ def distance_for_within(ctx: CheckContext, sql: str) -> str | None:
         return True
 
     return rewrite_tree(ctx, sql, measured)
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if value.is_integer() else repr(value)

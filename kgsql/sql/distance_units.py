@@ -18,7 +18,8 @@ from sqlglot import exp
 
 from kgsql.sql.calls import DISTANCES, WITHIN_DISTANCE, function_call
 
-__all__ = ["Stated", "bounds_in_metres", "stated_distances", "unconverted_distance", "within_distances"]
+__all__ = ["Stated", "bounds_in_metres", "stated_distances", "number_text", "unconverted_distance",
+           "within_distances"]
 
 _WORDS: Final = {"one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "six": 6.0, "seven": 7.0,
                  "eight": 8.0, "nine": 9.0, "ten": 10.0, "a": 1.0}
@@ -112,9 +113,10 @@ def bounds_in_metres(text: str, tree: exp.Expression) -> bool:
     for number, _call, stated in _unconverted(text, tree):
         if id(number) not in done:  # a number found twice is converted once
             done.add(id(number))
-            number.replace(exp.Mul(this=number.copy(), expression=exp.Literal.number(_written(stated.metres))))
+            number.replace(exp.Mul(this=number.copy(), expression=exp.Literal.number(number_text(stated.metres))))
     return bool(done)
 
 
-def _written(metres: float) -> str:
-    return str(int(metres)) if metres.is_integer() else repr(metres)
+def number_text(value: float) -> str:
+    """A number as SQL writes it: ``1000``, ``1609.344``."""
+    return str(int(value)) if value.is_integer() else repr(value)
