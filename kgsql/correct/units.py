@@ -37,7 +37,7 @@ from kgsql.correct.repair import rewrite_tree
 from kgsql.schema.geometry_units import GEOGRAPHIC_SRIDS, is_lon_lat
 from kgsql.sql.calls import function_call, is_spatial_cast
 from kgsql.sql.dialects import dialect_of
-from kgsql.sql.distance_units import bounds_in_metres
+from kgsql.sql.distance_units import bounds_in_metres, stated_distances
 from kgsql.sql.to_postgis import booleans
 
 __all__ = ["GEOGRAPHIC_SRIDS", "GEOMETRY_ONLY", "ellipsoid_units", "geography_units", "stated_distances_in_metres"]
@@ -167,4 +167,6 @@ def stated_distances_in_metres(ctx: CheckContext, sql: str) -> str | None:
     :func:`ellipsoid_units`, which put lon/lat measures in metres (an ``ST_DWithin`` radius of ``1 * 1000`` is
     one they cast; ``1`` would read as a degree); None when nothing needed it."""
     said = f"{ctx.question}\n{ctx.evidence}"
+    if not stated_distances(said):  # most questions: no copy of the tree for nothing
+        return None
     return rewrite_tree(ctx, sql, lambda tree: bounds_in_metres(said, tree))
