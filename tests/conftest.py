@@ -11,6 +11,11 @@ from contextlib import contextmanager
 from typing import Any, Callable, ContextManager, Iterator
 
 import pytest
+from hypothesis import settings
+
+# Property tests have no per-example deadline: a machine loaded by an evaluation run must not fail them.
+settings.register_profile("kgsql", deadline=None)
+settings.load_profile("kgsql")
 
 REPO = Path(__file__).resolve().parents[1]
 # llm_stub (a real OpenAI-compatible HTTP endpoint answering from a script) for tests in any folder

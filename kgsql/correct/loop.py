@@ -61,6 +61,7 @@ from typing import Any, Protocol
 
 from kgsql.correct import CheckContext, Checked, Tip, check_candidate, render_tips
 from kgsql.correct.compass import order_by_compass
+from kgsql.correct.confidence import Choice, least_sure_choice, unsure_of, written_names
 from kgsql.correct.dates import sqlite_dates
 from kgsql.correct.distance_bounds import distance_for_within, drop_vacuous_relations
 from kgsql.correct.grouping import group_per_question
@@ -138,6 +139,7 @@ class LoopOptions(Rewrites):
     show_failed_query: bool = True
     tip_rounds: bool = False     # the first pipeline's rounds (SSpa's): see the module docstring
     opinions: int = 0            # readings sampled after an answer with rows, to check it (``kgsql.correct.opinions``)
+    opinions_below: float = 1.0  # ... only where the model's least sure name had a lower probability (1: always)
 
 
 #: Rewrites of a failed candidate without a model call, in the order tried: (the :class:`Rewrites` switch,
@@ -195,6 +197,7 @@ class LoopResult:
     repaired: int = 0                                    # candidates written by join repair
     error: str | None = None                             # why there is no query at all
     opinions: list[Opinion] = field(default_factory=list)  # the answer's check (``kgsql.correct.opinions``)
+    least_sure: Choice | None = None  # the best's least sure name, as the model wrote it (``kgsql.correct.confidence``)
 
 
 def same_query(sql: str) -> str:
@@ -239,12 +242,14 @@ class _Candidates:
         self.tried: dict[str, Checked] = {}
         self.failed = ""  # the failed-query block last shown (``tip_rounds`` keeps it over a round without SQL)
         self.read: dict[str, Checked] = {}  # the readings run to check the answer (no candidates)
+        self.choices: dict[str, Choice | None] = {}  # each candidate's least sure name (a repair: its source's)
 
     def attempt(self, step: str, feedback: str, **params: Any) -> tuple[Checked | None, bool]:
         """(the candidate, whether it repeats an earlier one); None when the output held no SQL."""
         from kgsql.sql.extract import extract_sql
 
         opts, out = self.opts, self.out
+        before = len(self.trace.steps)
         raw, suffix = self.generator.generate(self.prompt, self.question, self.trace, tips=feedback, step=step,
                                               **params)
         out.rounds += 1
@@ -253,8 +258,12 @@ class _Candidates:
         except KgsqlError as exc:
             out.error = str(exc)
             return None, False
+        made = self.trace.steps[before:]  # this call's step: its tokens' log-probabilities, where asked for
+        logprobs = made[-1].token_logprobs if made else []
+        written = least_sure_choice(logprobs, written_names(self.ctx.tree(sql))) if logprobs else None
         sql = self.rewritten(sql)
         key = same_query(sql)
+        self.choices.setdefault(key, written)
         out.votes[key] = out.votes.get(key, 0) + 1
         if key in self.tried:
             if opts.tip_rounds:  # the latest of equals is the answer: a repeat is the latest
@@ -290,6 +299,7 @@ class _Candidates:
                 sql = self.rewritten(sql)  # a repair can write what a rewrite corrects (T2.a = T2.a)
             if sql is None or same_query(sql) in self.tried:
                 continue
+            self.choices.setdefault(same_query(sql), self.choices.get(same_query(failed.sql)))
             self.out.votes[same_query(sql)] = self.out.votes.get(same_query(sql), 0) + 1
             self.out.repaired += 1
             checked = self.check(sql)
@@ -356,8 +366,10 @@ class CorrectionLoop:
         out.best = run.best()
         if out.best is not None:
             out.error = out.best.error
+            out.least_sure = run.choices.get(same_query(out.best.sql))
             whole_rows = _rank(out.best) == 2 and not out.best.result.truncated  # type: ignore[union-attr]
-            if opts.opinions > 0 and whole_rows:  # a cut-off answer cannot be compared
+            checked = opts.opinions > 0 and unsure_of(out.least_sure, opts.opinions_below)
+            if checked and whole_rows:  # a cut-off answer cannot be compared
                 out.opinions = second_opinions(run.opinion, out.best, opts.opinions, ctx.tree)
         return out
 

@@ -88,7 +88,8 @@ class ReplayLM(LM):
                           completion_tokens=int(call.get("completion_tokens") or 0),
                           cached_tokens=int(call.get("cached_tokens") or 0),
                           latency_s=float(call.get("seconds") or 0.0), model=self.model, step=step,
-                          finish_reason="stop")
+                          finish_reason="stop",
+                          token_logprobs=tuple((str(t[0]), float(t[1])) for t in call.get("logprobs") or ()))
 
 
 class Replaying:

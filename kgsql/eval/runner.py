@@ -243,16 +243,14 @@ def answer_record(example: GoldQuestion, dataset: Dataset, answer: Any, *, timeo
         "llm_cache_hits": sum(1 for p in prompts if p.get("from_cache")),
         "llm_s": round(sum(float(p.get("latency_s") or 0.0) for p in prompts), 3),
         "score_s": round(time.perf_counter() - t0, 3),
-        "answer_error": getattr(answer, "error", None),
-        "evidence": getattr(answer, "evidence", "") or "",
-        "tips": list(getattr(answer, "tips", []) or []),
+        "answer_error": getattr(answer, "error", None), "refusal": getattr(answer, "refusal", "") or "",
+        "evidence": getattr(answer, "evidence", "") or "", "tips": list(getattr(answer, "tips", []) or []),
         "candidates": list(getattr(answer, "candidates", []) or []),
-        "examples": list(getattr(answer, "examples", []) or []),
+        "examples": list(getattr(answer, "examples", []) or []), "repaired": getattr(answer, "repaired", 0),
         "calls": [call_record(p) for p in prompts],
-        "repaired": getattr(answer, "repaired", 0),
         "warnings": [w["code"] for w in getattr(answer, "warnings", None) or []],  # the answer's flags (issue 34)
-        "refusal": getattr(answer, "refusal", "") or "",
         "opinions": list(getattr(answer, "opinions", None) or []),  # the answer's check (kgsql.correct.opinions)
+        "least_sure": dict(getattr(answer, "least_sure", None) or {}),  # the name the model was least sure of
     })
     if getattr(answer, "steps", None):  # agent mode: every thought, action and observation
         rec.extra["agent_steps"] = list(answer.steps)
@@ -268,12 +266,15 @@ def answer_record(example: GoldQuestion, dataset: Dataset, answer: Any, *, timeo
 
 
 def call_record(prompt: dict[str, Any]) -> dict[str, Any]:
-    """One LLM call as a record keeps it: purpose, tokens, seconds and the raw output."""
+    """One LLM call as a record keeps it: purpose, tokens, seconds, the raw output (and its tokens'
+    log-probabilities where the call asked for them)."""
+    logprobs = [[token, round(float(lp), 4)] for token, lp in prompt.get("token_logprobs") or ()]
     return {"step": prompt.get("step"), "prompt_tokens": prompt.get("prompt_tokens"),
             "cached_tokens": prompt.get("cached_tokens"), "completion_tokens": prompt.get("completion_tokens"),
             "seconds": round(float(prompt.get("latency_s") or 0.0), 3), "from_cache": bool(prompt.get("from_cache")),
             "output": prompt.get("response", ""),
-            "prompt_sha": prompt_fingerprint(prompt["messages"]) if prompt.get("messages") else None}
+            "prompt_sha": prompt_fingerprint(prompt["messages"]) if prompt.get("messages") else None,
+            **({"logprobs": logprobs} if logprobs else {})}
 
 
 def selected_names(selection: dict[str, Any]) -> dict[str, Any]:

@@ -62,6 +62,7 @@ class Answer:
     warnings: list[dict[str, str]] = field(default_factory=list)  # flags: {code, text} (kgsql.generate.flags)
     refusal: str = ""  # "cannot answer: ..." when the database lacks what the question needs (generate.refusal)
     opinions: list[dict[str, Any]] = field(default_factory=list)  # readings sampled to check it (correct.opinions)
+    least_sure: dict[str, Any] = field(default_factory=dict)  # {name, probability}: the model's (correct.confidence)
 
     @property
     def ok(self) -> bool:

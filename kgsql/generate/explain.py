@@ -79,6 +79,7 @@ class Explanation:
     filters: list[FilterStep] = field(default_factory=list)
     aggregation: list[str] = field(default_factory=list)
     parsed: bool = True
+    hesitation: str = ""  # a name the model wrote with a low probability (kgsql.correct.confidence), last
 
     def lines(self) -> list[str]:
         """The explanation as short lines (what the CLI and the MCP result print)."""
@@ -88,7 +89,7 @@ class Explanation:
         out += [f"Joins {j.text}" for j in self.joins]
         out += [f"Filters {f.text}" for f in self.filters]
         out += list(self.aggregation)
-        return out
+        return out + ([self.hesitation] if self.hesitation else [])
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "lines": self.lines()}

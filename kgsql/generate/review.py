@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlglot.errors import SqlglotError
 
+from kgsql.correct.confidence import hesitation_line
 from kgsql.correct.context import CheckContext
 from kgsql.correct.values import quote_identifier, quote_table, quote_text
 from kgsql.db.guard import execute_query
@@ -64,6 +65,7 @@ def review(answer: Any, schema: DatabaseSchema) -> Any:
                                  opinions=answer.opinions)
     except (KgsqlError, SqlglotError, RecursionError, ValueError, KeyError, AttributeError, TypeError):
         return answer  # a query sqlglot reads oddly: the answer stands, unreviewed
+    explanation.hesitation = hesitation_line(getattr(answer, "least_sure", None) or {})
     answer.explanation = explanation.to_dict()
     answer.warnings = [f.to_dict() for f in flags]
     return answer

@@ -89,11 +89,13 @@ class FormattedSQLGenerator:
     #: Chain-of-thought formats end with "So the final answer is:", which extraction finds anyway.
     stepwise = False
 
-    def __init__(self, lm: LM, question_format: str, *, max_tokens: int = 512, step: str = "sql"):
+    def __init__(self, lm: LM, question_format: str, *, max_tokens: int = 512, step: str = "sql",
+                 logprobs: bool = False):
         self.lm = lm
         self.question_format = question_format
         self.max_tokens = max_tokens
         self.step = step
+        self.logprobs = logprobs  # each call asks for its tokens' log-probabilities (``kgsql.correct.confidence``)
 
     def generate(self, prompt: PromptParts, question: str, trace: Trace, *, tips: str = "",
                  step: str | None = None, **params: Any) -> tuple[str, str]:
@@ -102,5 +104,7 @@ class FormattedSQLGenerator:
         (temperature, seed) go to the model."""
         parts = replace(prompt, question=question, tips=tips) if tips or prompt.question != question else prompt
         formatted = format_prompt(self.question_format, parts)
+        if self.logprobs:
+            params = {"logprobs": True, **params}
         completion = trace.call(self.lm, step or self.step, formatted.messages, max_tokens=self.max_tokens, **params)
         return completion, formatted.suffix

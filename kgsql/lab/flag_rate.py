@@ -100,6 +100,20 @@ def reread_opinions(schema: Any, sql: str, rows: list[Any] | None,
     return out
 
 
+def gated(records: list[dict[str, Any]], below: float) -> list[dict[str, Any]]:
+    """The records as ``opinions_below=below`` would have left them: an answer whose least sure name
+    (``extra.least_sure``) was written with a probability of ``below`` or more loses its readings (the
+    option would not have asked them); an answer without a least sure name keeps them, as the option does."""
+    out = []
+    for record in records:
+        extra = record.get("extra") or {}
+        probability = (extra.get("least_sure") or {}).get("probability")
+        if probability is not None and float(probability) >= below and extra.get("opinions"):
+            record = {**record, "extra": {**extra, "opinions": []}}
+        out.append(record)
+    return out
+
+
 def score(records: list[dict[str, Any]], flags: list[list[str]]) -> dict[str, Any]:
     """The two shares and each flag's count on wrong and on right answers."""
     wrong = [f for r, f in zip(records, flags) if not r.get("spider_ex")]
@@ -108,7 +122,8 @@ def score(records: list[dict[str, Any]], flags: list[list[str]]) -> dict[str, An
     for name, group in (("wrong", wrong), ("right", right)):
         for code, n in Counter(c for f in group for c in set(f)).items():
             by_code.setdefault(code, {"wrong": 0, "right": 0})[name] = n
-    return {"records": len(records), "wrong": len(wrong), "right": len(right),
+    checked = sum(1 for r in records if (r.get("extra") or {}).get("opinions"))
+    return {"records": len(records), "wrong": len(wrong), "right": len(right), "with_readings": checked,
             "wrong_flagged": sum(1 for f in wrong if f) / len(wrong) if wrong else None,
             "right_clean": sum(1 for f in right if not f) / len(right) if right else None,
             "goals": GOALS, "by_flag": dict(sorted(by_code.items()))}
@@ -139,6 +154,7 @@ def summary(report: dict[str, Any]) -> str:
     lines = [f"{report['records']} answers: {report['wrong']} wrong, {report['right']} right",
              f"wrong answers with >= 1 flag: {pct(report['wrong_flagged'])} (goal >= 60 %)",
              f"right answers with no flag:   {pct(report['right_clean'])} (goal >= 90 %)",
+             f"answers with readings (opinions): {report['with_readings']}",
              "flag               on wrong  on right"]
     lines += [f"{code:<18} {n['wrong']:>8}  {n['right']:>8}" for code, n in report["by_flag"].items()]
     return "\n".join(lines)
@@ -152,10 +168,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("records", type=Path, help="an eval's records.jsonl")
     p.add_argument("--databases", type=Path, required=True, help="folder of <db_id>/<db_id>.sqlite")
     p.add_argument("--graph-root", type=Path, help="embedded graph folder to ingest into (default: a temporary one)")
+    p.add_argument("--opinions-below", type=float, metavar="P",
+                   help="score the readings only of answers whose least sure name was below probability P "
+                        "(the method's opinions_below)")
     p.add_argument("--out", type=Path, help="write the report (with each record's flags) as JSON here")
     args = p.parse_args(argv)
     try:
         records = read_records(args.records)
+        if args.opinions_below is not None:
+            records = gated(records, args.opinions_below)
         with tempfile.TemporaryDirectory(prefix="kgsql-flags-") as tmp:
             report = measure(records, args.databases, args.graph_root or Path(tmp))
     except KgsqlError as exc:

@@ -50,6 +50,8 @@ class Completion:
     usage_estimated: bool = False
     attempts: int = 1
     tool_calls: tuple[ToolCall, ...] = ()  # function calls asked for (``tools`` requests only)
+    #: Each generated token with its log-probability, where the request asked for them (``logprobs=True``).
+    token_logprobs: tuple[tuple[str, float], ...] = ()
 
     @property
     def total_tokens(self) -> int:

@@ -33,9 +33,12 @@ CREATE TABLE IF NOT EXISTS responses (
     finish_reason TEXT,
     usage_estimated INTEGER NOT NULL,
     latency_s REAL NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    token_logprobs TEXT
 )
 """
+#: Columns added since the first release: an older file gains them when opened.
+_ADDED_COLUMNS = {"token_logprobs": "TEXT"}
 
 
 def cache_key(model: str, messages: Messages, params: Mapping[str, Any]) -> str | None:
@@ -62,6 +65,10 @@ class ResponseCache:
         with self._lock:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute(_SCHEMA)
+            have = {row[1] for row in self._conn.execute("PRAGMA table_info(responses)")}
+            for name, kind in _ADDED_COLUMNS.items():
+                if name not in have:
+                    self._conn.execute(f"ALTER TABLE responses ADD COLUMN {name} {kind}")
             self._conn.commit()
 
     def __repr__(self) -> str:
@@ -71,23 +78,27 @@ class ResponseCache:
         with self._lock:
             row = self._conn.execute(
                 "SELECT model, text, prompt_tokens, completion_tokens, cached_tokens, finish_reason,"
-                " usage_estimated FROM responses WHERE key = ?",
+                " usage_estimated, token_logprobs FROM responses WHERE key = ?",
                 (key,),
             ).fetchone()
         if row is None:
             return None
-        model, text, pt, ct, cached, finish, est = row
+        model, text, pt, ct, cached, finish, est, logprobs = row
         return Completion(
             text=text, prompt_tokens=pt, completion_tokens=ct, cached_tokens=cached, latency_s=0.0,
             model=model, finish_reason=finish, from_cache=True, usage_estimated=bool(est),
+            token_logprobs=tuple((str(t), float(lp)) for t, lp in json.loads(logprobs)) if logprobs else (),
         )
 
     def put(self, key: str, c: Completion) -> None:
         with self._lock:
             self._conn.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO responses (key, model, text, prompt_tokens, completion_tokens,"
+                " cached_tokens, finish_reason, usage_estimated, latency_s, created_at, token_logprobs)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (key, c.model, c.text, c.prompt_tokens, c.completion_tokens, c.cached_tokens,
-                 c.finish_reason, int(c.usage_estimated), c.latency_s, time.time()),
+                 c.finish_reason, int(c.usage_estimated), c.latency_s, time.time(),
+                 json.dumps(c.token_logprobs) if c.token_logprobs else None),
             )
             self._conn.commit()
 

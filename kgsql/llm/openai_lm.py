@@ -140,6 +140,7 @@ class OpenAIChatLM(LM):
         self.default_params = dict(default_params or {})
         self._sleep = sleep
         self._gate = threading.BoundedSemaphore(max_concurrency)
+        self._refuses_logprobs = False  # the endpoint answered HTTP 400 to ``logprobs``: not asked again
         if cache is True:
             self.cache: ResponseCache | None = ResponseCache() if response_cache_enabled() else None
         else:  # note: an empty ResponseCache is falsy (it has __len__), so test the type
@@ -183,6 +184,8 @@ class OpenAIChatLM(LM):
         if self.temperature is not None:
             request.setdefault("temperature", self.temperature)
         request.update(params)
+        if self._refuses_logprobs:
+            request = _without_logprobs(request)
 
         key = cache_key(self.model, msgs, request) if (self.cache is not None and use_cache) else None
         if key is not None:
@@ -195,7 +198,7 @@ class OpenAIChatLM(LM):
 
         with self._gate:
             t0 = time.perf_counter()
-            response, attempts = self._call_with_retries(msgs, request)
+            response, attempts = self._call(msgs, request)
             latency = time.perf_counter() - t0
         completion = self._to_completion(response, msgs, step, latency, attempts)
         if key is not None and not completion.tool_calls:  # the cache keeps text answers only
@@ -206,6 +209,18 @@ class OpenAIChatLM(LM):
     # -- transport -------------------------------------------------------------------------
     def _fail(self, cls: type[LLMError], text: str) -> LLMError:
         return cls(redact(text, self._key))
+
+    def _call(self, msgs: list[dict[str, Any]], request: dict[str, Any]) -> tuple[Any, int]:
+        """The call with retries; an endpoint that refuses token log-probabilities (HTTP 400: not every
+        OpenAI-compatible server has them) is asked again without them, and not asked for them again."""
+        try:
+            return self._call_with_retries(msgs, request)
+        except LLMBadRequestError:
+            if not request.get("logprobs"):
+                raise
+            self._refuses_logprobs = True
+            log.warning("LLM endpoint %s refused token log-probabilities; asking without them", self.where)
+            return self._call_with_retries(msgs, _without_logprobs(request))
 
     def _call_with_retries(self, msgs: list[dict[str, Any]], request: dict[str, Any]) -> tuple[Any, int]:
         attempts = 0
@@ -320,6 +335,7 @@ class OpenAIChatLM(LM):
             text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
             cached_tokens=cached, latency_s=latency, model=getattr(response, "model", None) or self.model,
             step=step, finish_reason=finish, usage_estimated=estimated, attempts=attempts, tool_calls=calls,
+            token_logprobs=_token_logprobs(first),
         )
 
     @staticmethod
@@ -337,6 +353,21 @@ class OpenAIChatLM(LM):
             timings = (getattr(response, "model_extra", None) or {}).get("timings") or {}
             cached = timings.get("cache_n") if isinstance(timings, dict) else None
         return pt, ct, cached if isinstance(cached, int) else 0, False
+
+
+def _without_logprobs(request: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in request.items() if k not in ("logprobs", "top_logprobs")}
+
+
+def _token_logprobs(choice: Any) -> tuple[tuple[str, float], ...]:
+    """The choice's ``logprobs.content`` as (token, log-probability) pairs; () when the endpoint sent none."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None) or ()
+    pairs: list[tuple[str, float]] = []
+    for item in content:
+        token, logprob = getattr(item, "token", None), getattr(item, "logprob", None)
+        if isinstance(token, str) and isinstance(logprob, (int, float)):
+            pairs.append((token, float(logprob)))
+    return tuple(pairs)
 
 
 def _tool_calls(message: Any) -> tuple[ToolCall, ...]:

@@ -20,8 +20,9 @@ from kgsql.llm.usage import UsageMeter, record_usage
 Responder = Callable[[list[dict[str, Any]], "str | None", dict[str, Any]], str]
 """``fn(messages, step, params) -> text``."""
 
-Reply = Union[str, ToolCall, BaseException, Responder]
-"""A text answer, a function call (answered as ``tool_calls``), an exception to raise, or a responder."""
+Reply = Union[str, ToolCall, Completion, BaseException, Responder]
+"""A text answer, a function call (answered as ``tool_calls``), a whole completion (its text and token
+log-probabilities as they are), an exception to raise, or a responder."""
 Script = Union[Mapping[str, Union[Reply, Sequence[Reply]]], Sequence[Reply], Responder, None]
 
 
@@ -128,6 +129,9 @@ class ScriptedLM(LM):
         if isinstance(reply, BaseException):
             raise reply
         text = reply(msgs, step, dict(params)) if callable(reply) and not isinstance(reply, ToolCall) else reply
+        logprobs: tuple[tuple[str, float], ...] = ()
+        if isinstance(text, Completion):
+            text, logprobs = text.text, text.token_logprobs
         calls: tuple[ToolCall, ...] = ()
         if isinstance(text, ToolCall):
             calls, text = (text,), ""
@@ -137,7 +141,7 @@ class ScriptedLM(LM):
             text=text, prompt_tokens=estimate_tokens(messages_text(msgs)),
             completion_tokens=estimate_tokens(text or str(calls)), latency_s=time.perf_counter() - t0,
             model=self.model, step=step, finish_reason="tool_calls" if calls else "stop", usage_estimated=True,
-            tool_calls=calls,
+            tool_calls=calls, token_logprobs=logprobs,
         )
         record_usage(completion, self.meter)
         return completion

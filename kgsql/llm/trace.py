@@ -19,6 +19,7 @@ class StepTrace:
     cached_tokens: int = 0
     latency_s: float = 0.0
     from_cache: bool = False  # served by the response cache: no model time spent (latency 0)
+    token_logprobs: list[tuple[str, float]] = field(default_factory=list)  # where the call asked for them
 
     @classmethod
     def of(cls, step: str, messages: Messages, completion: Completion) -> "StepTrace":
@@ -31,6 +32,7 @@ class StepTrace:
             cached_tokens=completion.cached_tokens,
             latency_s=completion.latency_s,
             from_cache=completion.from_cache,
+            token_logprobs=list(completion.token_logprobs),
         )
 
 

@@ -53,6 +53,7 @@ def correct_into(state: QuestionState, generator: Generator, prompt: Any, loop: 
     answer.tips = [t.text for t in result.tips]
     answer.error = result.error
     answer.opinions = [o.to_dict() for o in result.opinions]
+    answer.least_sure = result.least_sure.to_dict() if result.least_sure is not None else {}
     best = result.best
     if best is not None:
         answer.sql = best.sql
@@ -73,6 +74,7 @@ class GenerateSQL:
     max_rows: int = 1000
     cot: bool = False  # the examples answer with chains of thought (ACT-SQL's auto-CoT): shapes the ending
     spatial_samples: int | None = None  # on a spatial database, ``loop.samples`` replaced by this (None: kept)
+    logprobs: bool = False  # ask for the tokens' log-probabilities: the answer's least sure name (correct.confidence)
     name: str = "sql"
 
     def __post_init__(self) -> None:
@@ -80,7 +82,8 @@ class GenerateSQL:
             raise UnknownNameError(f"unknown prompt layout '{self.layout}'; known: {', '.join(available_formats())}")
 
     def run(self, state: QuestionState) -> None:
-        generator = FormattedSQLGenerator(self.lm, self.layout, max_tokens=self.max_tokens)  # type: ignore[arg-type]
+        generator = FormattedSQLGenerator(self.lm, self.layout, max_tokens=self.max_tokens,  # type: ignore[arg-type]
+                                          logprobs=self.logprobs)
         correct_into(state, generator, prompt_parts(state, cot=self.cot), self.loop_for(state),
                      timeout_s=self.timeout_s, max_rows=self.max_rows)
 

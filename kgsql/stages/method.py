@@ -71,6 +71,8 @@ class OneCallOptions(Rewrites):
     spatial_samples: int = 1         # [sql] ... on a spatial database (200 spatial questions, sessions 21 and 26)
     temperature: float = 0.7         # [sql] for the sampled candidates
     opinions: int = 0                # [sql] readings sampled after an answer with rows to check it (other-reading)
+    opinions_below: float = 1.0      # [sql] ... only where the model's least sure name was below this probability
+    logprobs: bool = True            # [sql] ask for the tokens' log-probabilities (the least sure name; same call)
     max_tokens: int = 256            # [sql]
     timeout_s: float = 30.0          # [sql]
     max_rows: int = 1000             # [sql]
@@ -79,6 +81,7 @@ class OneCallOptions(Rewrites):
     refuse: bool = True              # [refuse] "cannot answer" when a query reaches for what the schema lacks
     refuse_words: bool = False       # [refuse] also for a question word no schema element matches (noisy on BIRD)
     refuse_unsure_words: bool = True  # [refuse] ... where the answer has no rows or its readings doubt it
+    refuse_unsure_below: float = 0.0  # [refuse] ... or where the model's least sure name was below this probability
 
     def __post_init__(self) -> None:
         check_options(self)
@@ -92,7 +95,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
     Examples come from ``pool``, else the database's taught ``graph_examples``, else ``fallback_pool``."""
     o = options
     loop = LoopOptions(max_rounds=o.max_rounds, samples=o.samples, temperature=o.temperature, correction=o.correction,
-                       opinions=o.opinions, **o.switches())
+                       opinions=o.opinions, opinions_below=o.opinions_below, **o.switches())
     needs_retrieval = o.scope != "database" or o.value_hints or o.join_hints or o.spatial_hints
     once_per_database = o.spatial_choice == "database"  # a spatial database's notes and derived examples
     return [
@@ -111,8 +114,9 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
                    meanings=o.meaning_hints, spatial=o.spatial_hints),
         *([PreviousTurns()] if o.context == HISTORY else []),
         GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,
-                    max_rows=o.max_rows, spatial_samples=o.spatial_samples),
-        *([Refuse(words=o.refuse_words, unsure_words=o.refuse_unsure_words)] if o.refuse else []),
+                    max_rows=o.max_rows, spatial_samples=o.spatial_samples, logprobs=o.logprobs),
+        *([Refuse(words=o.refuse_words, unsure_words=o.refuse_unsure_words, unsure_below=o.refuse_unsure_below)]
+          if o.refuse else []),
     ]
 
 

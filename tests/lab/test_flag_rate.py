@@ -56,6 +56,25 @@ def test_the_shares_and_each_flag(tmp_path: Path, capsys: Any) -> None:
     assert running_server(tmp_path / "graph") is None  # the throwaway graph's server does not outlive the tool
 
 
+def test_readings_scored_only_where_the_model_was_unsure(tmp_path: Path, capsys: Any) -> None:
+    records = _records(tmp_path)
+    rows = [json.loads(line) for line in records.read_text().splitlines()]
+    rows[2]["extra"]["opinions"] = [{"sql": "SELECT name FROM customers WHERE city = 'Rome'", "agrees": False}]
+    rows[2]["extra"]["least_sure"] = {"name": "city", "probability": 0.9}  # sure: opinions_below=0.6 asks none
+    rows[0]["extra"]["least_sure"] = {"name": "customers", "probability": 0.3}
+    records.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "report.json"
+    args = [str(records), "--databases", str(tmp_path / "db"), "--graph-root", str(tmp_path / "graph"),
+            "--out", str(out)]
+    assert main(args) == 0
+    report = json.loads(out.read_text())
+    assert report["with_readings"] == 2 and report["per_record"][2]["flags"] == ["other-reading"]
+    assert main([*args, "--opinions-below", "0.6"]) == 0
+    report = json.loads(out.read_text())
+    assert report["with_readings"] == 1 and report["per_record"][2]["flags"] == []
+    assert "answers with readings (opinions): 1" in capsys.readouterr().out
+
+
 def test_bad_input_is_one_line(tmp_path: Path, capsys: Any) -> None:
     assert main([str(tmp_path / "nope.jsonl"), "--databases", str(tmp_path)]) == 1
     assert capsys.readouterr().err == f"kgsql.lab.flag_rate: error: records file not found: {tmp_path / 'nope.jsonl'}\n"
