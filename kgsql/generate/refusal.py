@@ -225,25 +225,20 @@ def refusal_for(question: str, schema: DatabaseSchema, queries: Iterable[str], *
     return None
 
 
-def unsure(answer: Any, below: float = 0.0) -> bool:
-    """Whether an answer says nothing sure: it failed, has no rows, its readings doubt it, or (``below`` > 0)
-    the model wrote one of its names with a probability under ``below`` (``answer.least_sure``; an answer
-    without one is not counted unsure for it)."""
-    least = getattr(answer, "least_sure", None) or {}
-    hesitant = below > 0 and "probability" in least and float(least["probability"]) < below
-    return answer.error is not None or not answer.rows or doubted(answer.opinions or ()) or hesitant
+def unsure(answer: Any) -> bool:
+    """Whether an answer says nothing sure: it failed, has no rows, or its readings doubt it."""
+    return answer.error is not None or not answer.rows or doubted(answer.opinions or ())
 
 
 def apply_refusal(answer: Any, schema: DatabaseSchema, question: str | None = None, *,
-                  words_signal: bool = False, unsure_words: bool = False, unsure_below: float = 0.0) -> Refusal | None:
+                  words_signal: bool = False, unsure_words: bool = False) -> Refusal | None:
     """Turn ``answer`` into a refusal when :func:`refusal_for` finds one: ``answer.refusal`` says why,
     the SQL and rows are cleared (the queries tried stay in ``answer.candidates``). Reads the answer's
     own candidates and selection only: no model call, no query. ``words_signal``: the retrieval's word
     support counts too (off by default: on BIRD's wordier questions it refuses one answerable question
     in seven, docs/eval.md); ``unsure_words``: it counts where the answer is unsure, with no rows (it
     failed or came back empty) or doubted by its readings (``kgsql.correct.opinions``), where a
-    question word held nowhere is likelier the reason than a way of asking (docs/eval.md, session 34), or
-    where the model wrote a name with a probability under ``unsure_below`` (session 37)."""
+    question word held nowhere is likelier the reason than a way of asking (docs/eval.md, session 34)."""
     selection = answer.selection or {}
     if not selection.get("word_support") and answer.sql and answer.error is None:
         return None  # no retrieval to tell another name from a missing notion: a query that ran stands
@@ -251,7 +246,7 @@ def apply_refusal(answer: Any, schema: DatabaseSchema, question: str | None = No
     found = refusal_for(question or answer.standalone or answer.question, schema, queries,
                         word_support=selection.get("word_support") or None,
                         values=[v.get("value", "") for v in selection.get("values") or []],
-                        words_signal=words_signal or (unsure_words and unsure(answer, unsure_below)))
+                        words_signal=words_signal or (unsure_words and unsure(answer)))
     if found is not None:
         answer.refusal = found.text
         answer.sql, answer.rows, answer.columns, answer.truncated = "", [], [], False

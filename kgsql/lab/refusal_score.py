@@ -39,14 +39,13 @@ def read_set(directory: Path) -> dict[tuple[str, str], dict[str, Any] | None]:
     return {(r["db_id"], r["question"]): r["refusal_case"] for r in rows}
 
 
-def replayed_refusal(databases: Path, *, words: bool = False, unsure_words: bool = True,
-                     unsure_below: float = 0.0) -> Callable[[dict[str, Any]], str]:
+def replayed_refusal(databases: Path, *, words: bool = False,
+                     unsure_words: bool = True) -> Callable[[dict[str, Any]], str]:
     """A function: record -> the refusal its queries earn now as ``"signal: text"`` ("" for none). Each database
     (``databases/<db>/<db>.sqlite``) is read once as ingest reads it; the retriever runs again on the
     question (and the record's evidence, as the method reads it) for the words' support; ``words``: the
     method's ``refuse_words``; ``unsure_words``: its ``refuse_unsure_words`` (the answer, the record's last
-    query when it was refused, run again read-only for its rows; its readings judged again; with
-    ``unsure_below``, the record's least sure name: the method's ``refuse_unsure_below``). No model call."""
+    query when it was refused, run again read-only for its rows; its readings judged again). No model call."""
     from kgsql.generate.refusal import refusal_for
     from kgsql.ingest.pipeline import read_sources
     from kgsql.retrieve.retriever import SchemaRetriever
@@ -65,7 +64,7 @@ def replayed_refusal(databases: Path, *, words: bool = False, unsure_words: bool
         queries = extra.get("candidates") or [record.get("pred") or ""]
         query = " ".join(p for p in (record["question"], extra.get("evidence") or "") if p)
         selection = retriever.select(schemas[db], query, db_path=path)
-        signal = words or (unsure_words and _unsure(record, schemas[db], unsure_below))
+        signal = words or (unsure_words and _unsure(record, schemas[db]))
         found = refusal_for(record["question"], schemas[db], queries, word_support=selection.word_support,
                             values=[v.value for v in selection.values], words_signal=signal)
         return f"{found.signal}: {found.text}" if found else ""
@@ -73,7 +72,7 @@ def replayed_refusal(databases: Path, *, words: bool = False, unsure_words: bool
     return refusal
 
 
-def _unsure(record: dict[str, Any], schema: Any, below: float = 0.0) -> bool:
+def _unsure(record: dict[str, Any], schema: Any) -> bool:
     """Whether the record's answer was unsure (:func:`kgsql.generate.refusal.unsure`): its query (the last one
     tried, when the answer was refused and so cleared) failed or returned no rows, or its readings, judged
     again by this code (:func:`kgsql.lab.flag_rate.reread_opinions`), doubt it."""
@@ -90,8 +89,7 @@ def _unsure(record: dict[str, Any], schema: Any, below: float = 0.0) -> bool:
         result, error = rerun(schema, sql)
         rows = result.rows if result is not None else []
     opinions = reread_opinions(schema, sql, rows if error is None else None, extra.get("opinions") or [])
-    return unsure(SimpleNamespace(error=error, rows=rows, opinions=opinions, least_sure=extra.get("least_sure")),
-                  below)
+    return unsure(SimpleNamespace(error=error, rows=rows, opinions=opinions))
 
 
 def recorded_refusal(record: dict[str, Any]) -> str:
@@ -148,16 +146,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-unsure-words", dest="unsure_words", action="store_false",
                         help="with --replay: no word-support signal where the answer is unsure (the method's "
                              "refuse_unsure_words=false, the default before session 34)")
-    parser.add_argument("--unsure-below", type=float, default=0.0, metavar="P",
-                        help="with --replay: an answer whose least sure name (extra.least_sure) was below "
-                             "probability P is unsure too (the method's refuse_unsure_below)")
     parser.add_argument("--out", type=Path, help="write the report here (JSON)")
     args = parser.parse_args(argv)
     try:
         cases = read_set(args.set_dir) if args.set_dir else {}
         databases = args.set_dir / "database" if args.set_dir else args.databases
-        refusal = replayed_refusal(databases, words=args.words, unsure_words=args.unsure_words,
-                                   unsure_below=args.unsure_below) \
+        refusal = replayed_refusal(databases, words=args.words, unsure_words=args.unsure_words) \
             if args.replay else recorded_refusal
         report = score(read_records(args.records), cases, refusal)
     except KgsqlError as exc:

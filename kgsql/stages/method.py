@@ -81,7 +81,6 @@ class OneCallOptions(Rewrites):
     refuse: bool = True              # [refuse] "cannot answer" when a query reaches for what the schema lacks
     refuse_words: bool = False       # [refuse] also for a question word no schema element matches (noisy on BIRD)
     refuse_unsure_words: bool = True  # [refuse] ... where the answer has no rows or its readings doubt it
-    refuse_unsure_below: float = 0.0  # [refuse] ... or where the model's least sure name was below this probability
 
     def __post_init__(self) -> None:
         check_options(self)
@@ -115,8 +114,7 @@ def one_call_stages(options: OneCallOptions, lm: Any, retriever: Callable[[], An
         *([PreviousTurns()] if o.context == HISTORY else []),
         GenerateSQL(lm, layout=o.layout, loop=loop, max_tokens=o.max_tokens, timeout_s=o.timeout_s,
                     max_rows=o.max_rows, spatial_samples=o.spatial_samples, logprobs=o.logprobs),
-        *([Refuse(words=o.refuse_words, unsure_words=o.refuse_unsure_words, unsure_below=o.refuse_unsure_below)]
-          if o.refuse else []),
+        *([Refuse(words=o.refuse_words, unsure_words=o.refuse_unsure_words)] if o.refuse else []),
     ]
 
 

@@ -17,9 +17,8 @@ class Refuse:
 
     words: bool = False  # also when a question word names nothing in the schema (retrieval's word support)
     unsure_words: bool = True  # ... when the answer has no rows or its readings doubt it
-    unsure_below: float = 0.0  # ... or the model wrote a name with a lower probability (0: not read)
     name: str = "refuse"
 
     def run(self, state: QuestionState) -> None:
         apply_refusal(state.answer, state.full, question=state.question, words_signal=self.words,
-                      unsure_words=self.unsure_words, unsure_below=self.unsure_below)
+                      unsure_words=self.unsure_words)

@@ -122,21 +122,3 @@ def test_a_word_held_nowhere_refuses_an_unsure_answer_only(singers: Any) -> None
     doubted_by_readings = answer([(21.25,)], [{"sql": "SELECT 1", "agrees": False}])
     assert apply_refusal(doubted_by_readings, singers, unsure_words=True) is not None
     assert apply_refusal(answer([]), singers) is None  # the option off: as before session 34
-
-
-def test_a_word_held_nowhere_refuses_an_answer_whose_model_hesitated(singers: Any) -> None:
-    sql = "SELECT avg(net_worth) FROM singer"
-
-    def answer(least_sure: dict[str, Any]) -> Answer:
-        return Answer(question="What is the average weight of singers?", db="singers", sql=sql, rows=[(21.25,)],
-                      candidates=[sql], selection={"word_support": {"weight": 0.1, "singers": 0.8}},
-                      least_sure=least_sure)
-
-    hesitant = answer({"name": "net_worth", "probability": 0.41})
-    assert apply_refusal(hesitant, singers, unsure_words=True) is None  # not read unless asked
-    assert apply_refusal(hesitant, singers, unsure_words=True, unsure_below=0.6) is not None
-    assert hesitant.refusal.startswith("cannot answer") and hesitant.rows == []
-    sure = answer({"name": "net_worth", "probability": 0.93})
-    assert apply_refusal(sure, singers, unsure_words=True, unsure_below=0.6) is None and sure.rows == [(21.25,)]
-    unknown = answer({})  # no log-probabilities from the endpoint: not counted unsure for them
-    assert apply_refusal(unknown, singers, unsure_words=True, unsure_below=0.6) is None
