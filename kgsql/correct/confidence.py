@@ -3,9 +3,10 @@
 A model that must pick among columns it cannot tell apart (or stand one in for a notion the schema lacks)
 spreads its probability over them; the name it then writes comes with a low probability. An endpoint
 sends each generated token's log-probability on the same call (``logprobs=True``), so this costs no
-call. On Spider the least sure name's probability tells wrong answers from right ones with an AUC of
-about 0.7 (docs/eval.md, session 37): too weak to flag an answer alone, strong enough to decide where a
-check is worth its cost (``LoopOptions.opinions_below``).
+call. The least sure name's probability tells wrong answers from right ones only weakly (AUC 0.64-0.68 on
+Spider, 0.59 on BIRD; docs/eval.md, session 37): too weak to flag an answer alone, enough to show the
+reader which name to check first and to spend a check where the model hesitated
+(``LoopOptions.opinions_below``).
 """
 from __future__ import annotations
 
