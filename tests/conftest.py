@@ -13,8 +13,9 @@ from typing import Any, Callable, ContextManager, Iterator
 import pytest
 from hypothesis import settings
 
-# Property tests have no per-example deadline: a machine loaded by an evaluation run must not fail them.
-settings.register_profile("kgsql", deadline=None)
+# Property tests have no per-example deadline: a machine loaded by an evaluation run must not fail them. The
+# profile in force stays the parent (Hypothesis's derandomized "ci" profile where CI is set).
+settings.register_profile("kgsql", parent=settings.default, deadline=None)
 settings.load_profile("kgsql")
 
 REPO = Path(__file__).resolve().parents[1]
