@@ -212,15 +212,17 @@ class OpenAIChatLM(LM):
 
     def _call(self, msgs: list[dict[str, Any]], request: dict[str, Any]) -> tuple[Any, int]:
         """The call with retries; an endpoint that refuses token log-probabilities (HTTP 400: not every
-        OpenAI-compatible server has them) is asked again without them, and not asked for them again."""
+        OpenAI-compatible server has them) is asked again without them, and, when that is answered, not asked
+        for them again (a 400 for another reason, a prompt too long, is raised as it is)."""
         try:
             return self._call_with_retries(msgs, request)
         except LLMBadRequestError:
             if not request.get("logprobs"):
                 raise
+            answered = self._call_with_retries(msgs, _without_logprobs(request))
             self._refuses_logprobs = True
             log.warning("LLM endpoint %s refused token log-probabilities; asking without them", self.where)
-            return self._call_with_retries(msgs, _without_logprobs(request))
+            return answered
 
     def _call_with_retries(self, msgs: list[dict[str, Any]], request: dict[str, Any]) -> tuple[Any, int]:
         attempts = 0

@@ -7,11 +7,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from llm_stub import SECRET_KEY, Reply, StubServer, chat_body
 
 from kgsql.eval.replay import ReplayLM
 from kgsql.eval.runner import call_record
-from kgsql.llm import OpenAIChatLM
+from kgsql.llm import LLMBadRequestError, OpenAIChatLM
 from kgsql.llm.base import Completion
 from kgsql.llm.cache import ResponseCache
 from kgsql.llm.trace import Trace
@@ -49,6 +50,17 @@ def test_an_endpoint_that_refuses_them_is_asked_again_without(stub: StubServer) 
     assert ["logprobs" in r["json"] for r in stub.requests] == [True, False]
     assert lm.complete(MSGS, logprobs=True).text == "SELECT 1"  # remembered: one request, without them
     assert ["logprobs" in r["json"] for r in stub.requests] == [True, False, False]
+
+
+def test_a_request_refused_for_another_reason_keeps_asking_for_them(stub: StubServer) -> None:
+    stub.script(Reply(status=400, body={"error": {"message": "prompt too long"}}),
+                Reply(status=400, body={"error": {"message": "prompt too long"}}))
+    stub.always(with_logprobs)
+    lm = OpenAIChatLM("m", base_url=stub.base_url, api_key=SECRET_KEY, cache=None)
+    with pytest.raises(LLMBadRequestError):
+        lm.complete(MSGS, logprobs=True)
+    assert lm.complete(MSGS, logprobs=True).token_logprobs == tuple(TOKENS)  # still asked for them
+    assert ["logprobs" in r["json"] for r in stub.requests] == [True, False, True]
 
 
 def test_the_cache_keeps_them_and_an_older_cache_file_gains_the_column(tmp_path: Path) -> None:
