@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -75,8 +76,7 @@ def least_sure_choice(token_logprobs: Sequence[tuple[str, float]], names: Iterab
 
 def _token_at(offset: int, starts: Sequence[int], token_logprobs: Sequence[tuple[str, float]]) -> float:
     """The log-probability of the token that covers character ``offset`` of the output."""
-    index = max(i for i, start in enumerate(starts) if start <= offset)
-    return token_logprobs[index][1]
+    return token_logprobs[bisect_right(starts, offset) - 1][1]
 
 
 def unsure_of(choice: Choice | None, below: float) -> bool:
