@@ -38,6 +38,9 @@ FLAG_CODES = ("constant", "no-edge-join", "unlinked-join", "fanout-join", "copie
               "null-result", "corrected", "failed")
 _QUOTED = re.compile(r"""(?:^|[\s(])["'“‘]([^"'”’]{1,80})["'”’]""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+#: A literal the question defines as a code: "0 stands for no", "'Y' means yes", "1 refers to a closed account".
+_DEFINED_CODE = re.compile(r"""(?<![\w.])(-?\d+(?:\.\d+)?|'[^']*'|"[^"]*")\s+"""
+                           r"(?:stands?\s+for|means?|refers?\s+to|represents?|denotes?)\b", re.IGNORECASE)
 #: A question that asks for what has none (``do not speak English``, ``without any``, ``never``).
 _NEGATION = re.compile(r"\b(?:not|no|none|never|without)\b|n't\b", re.I)
 _BOTH = re.compile(r"\bboth\b", re.I)
@@ -93,19 +96,22 @@ def _same_number(a: str, b: str) -> bool:
         return False
 
 
+def _literal_used(literal: str, found: Sequence[str]) -> bool:
+    """Whether one of the SQL's literals holds the question's ``literal`` (text: contained, any case; numbers: equal)."""
+    if _NUMBER.fullmatch(literal):
+        return any(_same_number(literal, v) for v in found) or any(literal in v for v in found)
+    return any(literal.lower() in v.lower() or (v.strip("%").lower() and v.strip("%").lower() in literal.lower())
+               for v in found)
+
+
 def unused_literals(question: str, tree: exp.Expression) -> list[str]:
-    """The question's literals that no literal of the SQL holds (text: contained, any case; numbers: equal)."""
+    """The question's literals that no literal of the SQL holds. Codes the question defines ("1 stands for yes,
+    and 0 stands for no") explain the data: when the query uses one of them, the others are not missing."""
     found = _sql_literals(tree)
-    missing = []
-    for literal in question_literals(question):
-        if _NUMBER.fullmatch(literal):
-            used = any(_same_number(literal, v) for v in found) or any(literal in v for v in found)
-        else:
-            used = any(literal.lower() in v.lower() or (v.strip("%").lower() and v.strip("%").lower() in
-                                                         literal.lower()) for v in found)
-        if not used:
-            missing.append(literal)
-    return missing
+    defined = {m.group(1).strip("'\"") for m in _DEFINED_CODE.finditer(question)}
+    code_used = any(_literal_used(code, found) for code in defined)
+    return [literal for literal in question_literals(question)
+            if not _literal_used(literal, found) and not (code_used and literal in defined)]
 
 
 def _commands(question: str) -> set[int]:

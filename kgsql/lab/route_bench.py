@@ -12,6 +12,8 @@ question log (the other half of dev, split as ``ingest --history-half`` splits i
 routes the named half with the log and without it. ``--sweep`` also scores a grid of fusion
 weights and reciprocal-rank fusion (one encoding per question: signals are computed once),
 and the accuracy of the top database with the call close or clear at several margins.
+``misses`` lists the default routing's misses (with the log, when there is one) and counts those the
+chosen database could answer as asked: the gold query runs there unchanged.
 """
 from __future__ import annotations
 
@@ -187,7 +189,31 @@ def _run(spider: Path, root: Path, cache: Path, *, sweep_too: bool, history: str
                               "weights": _history_weights(logged, questions, gold)}
     if sweep_too:
         results["sweep"] = sweep(router, questions, gold)[:15]
+    results["misses"] = misses(logged if history is not None else router, dev, spider / "database")
     return results
+
+
+def misses(router: DatabaseRouter, dev: list[dict[str, Any]], databases: Path) -> dict[str, Any]:
+    """The default routing's misses, and how many of them the chosen database could answer as asked: the
+    question's gold query runs there unchanged ("How many singers do we have?" is ``SELECT count(*) FROM
+    singer`` on singer and on concert_singer), a miss no router can tell from a hit by the schema alone."""
+    from kgsql.db.isolate import execute_isolated
+    from kgsql.errors import KgsqlError
+
+    router.mode = "fused"
+    rows = []
+    for q in dev:
+        chosen = router.route(q["question"], top=3).ranked[0].db
+        if chosen == q["db_id"]:
+            continue
+        try:
+            execute_isolated(databases / chosen / f"{chosen}.sqlite", q["query"], timeout_s=10.0, max_rows=1,
+                             lenient_text=True)
+            runs = True
+        except KgsqlError:
+            runs = False
+        rows.append({"question": q["question"], "gold": q["db_id"], "chosen": chosen, "gold_sql_runs": runs})
+    return {"count": len(rows), "gold_sql_runs_on_chosen": sum(r["gold_sql_runs"] for r in rows), "rows": rows}
 
 
 def _teach_log(graph: Any, spider: Path, dev: list[dict[str, Any]], present: set[str],

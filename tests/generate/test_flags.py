@@ -8,8 +8,9 @@ import pytest
 
 from kgsql.db.isolate import execute_isolated
 from kgsql.generate.answer import Answer
-from kgsql.generate.flags import question_literals
+from kgsql.generate.flags import question_literals, unused_literals
 from kgsql.generate.review import review
+from kgsql.sql.names import parse_sql
 from shop_db import shop_schema
 
 
@@ -68,6 +69,18 @@ def test_a_question_literal_the_query_leaves_out(shop: Any) -> None:
     assert question_literals('Orders of "Ann" over 2.5 in 2024') == ["Ann", "2.5", "2024"]
     # SQLite reads a double-quoted name no column has as a string: "Oslo" is the question's 'Oslo'
     assert answered(shop, "Who lives in 'Oslo'?", 'SELECT name FROM customers WHERE city = "Oslo"').warnings == []
+
+
+def test_codes_the_question_defines_are_not_missing_when_the_query_uses_one() -> None:
+    # Spider dev: "Note that 1 stands for yes, and 0 stands for no in the tables." -> abandoned_yn = '1'
+    question = "Which dogs were abandoned? Note that 1 stands for yes, and 0 stands for no in the tables."
+    assert unused_literals(question, parse_sql("SELECT name FROM dogs WHERE abandoned_yn = '1'", "sqlite")) == []
+    assert unused_literals(question, parse_sql("SELECT name FROM dogs", "sqlite")) == ["1", "0"]  # none used
+    assert unused_literals("Who paid? 'Y' means paid, 'N' means not.",
+                           parse_sql("SELECT name FROM fees WHERE paid = 'Y'", "sqlite")) == []
+    # a number that is no code is still asked for
+    assert unused_literals("Which VIPs spent over 100? 1 means VIP.",
+                           parse_sql("SELECT name FROM c WHERE vip = 1", "sqlite")) == ["100"]
 
 
 def test_a_column_the_question_names_and_the_query_leaves_out(shop: Any) -> None:
