@@ -128,6 +128,9 @@ def test_ask_highlights_the_selection_and_shows_the_result(page_server: ApiServe
     assert wait(browser, "return document.getElementById('sql').textContent", timeout=300) == ANSWER_SQL
     rows = browser.find_elements(By.CSS_SELECTOR, "#result tr")
     assert [r.text for r in rows] == ["name", "item 3-1", "item 3-2", "item 3-3"]
+    # a cell as `kgsql ask` shows it: a real to 15 significant digits (an AVG's 11.350000000000001 reads 11.35)
+    cells = browser.execute_script("return [11.350000000000001, 0.1 + 0.2, 3, 1e21, null, 'x'].map(shownValue)")
+    assert cells == ["11.35", "0.3", "3", "1e+21", "NULL", "x"]
     selected = browser.execute_script("return window.kgsql.cy.nodes('.selected').map(n => n.id())")
     assert selected == ["t03"]  # the table the SQL uses, not every table retrieval selected (issue 30, item 3)
     assert browser.execute_script("return window.kgsql.cy.nodes('.faded').length") == 10

@@ -159,6 +159,14 @@ function highlight(answer) {
 
 // ------------------------------------------------------------------ asking
 
+// A cell as the sqlite3 shell and `kgsql ask` show it: NULL, a real to 15 significant digits (11.35, not
+// the binary float's 11.350000000000001).
+function shownValue(v) {
+  if (v === null) return "NULL";
+  if (typeof v === "number" && Number.isFinite(v) && !Number.isInteger(v)) return String(Number(v.toPrecision(15)));
+  return String(v);
+}
+
 function rowsTable(columns, rows) {
   const table = el("table", undefined, { id: "result" });
   const head = el("tr");
@@ -166,7 +174,7 @@ function rowsTable(columns, rows) {
   table.appendChild(head);
   rows.slice(0, 50).forEach((r) => {
     const tr = el("tr");
-    r.forEach((v) => tr.appendChild(el("td", v === null ? "NULL" : String(v))));
+    r.forEach((v) => tr.appendChild(el("td", shownValue(v))));
     table.appendChild(tr);
   });
   return table;
