@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from kgsql.cli_types import OneLineParser, positive_float, positive_int
+from kgsql.db.cells import shown
 from kgsql.db.privilege import add_privileged_flag, apply_privileged_flag
 from kgsql.errors import InputError, KgsqlError
 from kgsql.secrets import redact
@@ -149,25 +149,14 @@ def warning_lines(warnings: list[dict[str, str]]) -> list[str]:
     return [f"Warning [{flag['code']}]: {flag['text']}" for flag in warnings]
 
 
-def shown_value(value: Any) -> str:
-    """A cell as the sqlite3 shell shows it: NULL, and a real to 15 significant digits (``AVG`` gives
-    11.35, not the binary float's 11.350000000000001; 3.0 stays 3.0); anything else as it is."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, float) and math.isfinite(value):
-        text = f"{value:.15g}"
-        return text if any(c in text for c in ".e") else text + ".0"
-    return str(value)
-
-
 def format_table(columns: list[str], rows: list[tuple[Any, ...]], limit: int = 20) -> str:
     if not columns:
         return "(no columns)"
-    shown = [[shown_value(v)[:40] for v in row] for row in rows[:limit]]
-    widths = [max([len(c)] + [len(r[i]) for r in shown]) for i, c in enumerate(columns)]
+    cells = [[shown(v)[:40] for v in row] for row in rows[:limit]]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     line = " | ".join(c.ljust(w) for c, w in zip(columns, widths))
     out = [line, "-+-".join("-" * w for w in widths)]
-    out += [" | ".join(v.ljust(w) for v, w in zip(r, widths)) for r in shown]
+    out += [" | ".join(v.ljust(w) for v, w in zip(r, widths)) for r in cells]
     if len(rows) > limit:
         out.append(f"... {len(rows) - limit} more row(s)")
     return "\n".join(out)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from kgsql.ask import format_table, shown_value
+from kgsql.ask import format_table
+from kgsql.db.cells import shown as shown_value
 
 
 def test_reals_are_shown_to_15_significant_digits() -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from kgsql.db.cells import shown
 from kgsql.db.guard import QueryResult
 from kgsql.db.isolate import execute_isolated
 from kgsql.db.target import available
@@ -139,7 +140,7 @@ def bounded(text: str, limit: int = MAX_OBSERVATION_CHARS) -> str:
 
 
 def _cell(value: Any) -> str:
-    text = "NULL" if value is None else str(value)
+    text = shown(value)
     return text if len(text) <= MAX_CELL_CHARS else text[: MAX_CELL_CHARS - 3] + "..."
 
 

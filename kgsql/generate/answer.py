@@ -119,6 +119,8 @@ class Answer:
         """Notebooks: the SQL, then the first rows as a table (or the error)."""
         from html import escape
 
+        from kgsql.db.cells import shown
+
         parts = [f"<div><b>{escape(self.question)}</b> <small>({escape(self.db)}, "
                  f"{self.tokens.get('total', 0)} tokens, {self.latency_s:.1f} s)</small>",
                  f"<pre>{escape(self.sql or '(no SQL)')}</pre>"]
@@ -134,7 +136,7 @@ class Answer:
             parts.append(f"<p style='color:#b00'>{escape(self.error)}</p>")
         else:
             head = "".join(f"<th>{escape(str(c))}</th>" for c in self.columns)
-            body = "".join("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in row) + "</tr>"
+            body = "".join("<tr>" + "".join(f"<td>{escape(shown(v))}</td>" for v in row) + "</tr>"
                            for row in self.rows[:HTML_ROWS])
             more = len(self.rows) - HTML_ROWS
             parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")

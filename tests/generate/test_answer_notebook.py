@@ -25,6 +25,8 @@ def test_html_shows_the_sql_and_an_escaped_table() -> None:
     many = answer(rows=[(str(i),) for i in range(25)], truncated=True)._repr_html_()
     assert many.count("<tr>") == 21 and "5 more rows (truncated)" in many
     assert "color:#b00'>boom</p>" in answer(error="boom")._repr_html_()
+    cells = answer(columns=["avg", "note"], rows=[(11.350000000000001, None)])._repr_html_()
+    assert "<td>11.35</td><td>NULL</td>" in cells  # as `kgsql ask` and the page show them
 
 
 def test_df_is_a_dataframe() -> None:
