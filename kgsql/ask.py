@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kgsql.cli_types import OneLineParser, positive_float, positive_int
-from kgsql.db.cells import shown
+from kgsql.db.cells import shown as shown_cell
 from kgsql.db.privilege import add_privileged_flag, apply_privileged_flag
 from kgsql.errors import InputError, KgsqlError
 from kgsql.secrets import redact
@@ -152,7 +152,7 @@ def warning_lines(warnings: list[dict[str, str]]) -> list[str]:
 def format_table(columns: list[str], rows: list[tuple[Any, ...]], limit: int = 20) -> str:
     if not columns:
         return "(no columns)"
-    cells = [[shown(v)[:40] for v in row] for row in rows[:limit]]
+    cells = [[shown_cell(v)[:40] for v in row] for row in rows[:limit]]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
     line = " | ".join(c.ljust(w) for c, w in zip(columns, widths))
     out = [line, "-+-".join("-" * w for w in widths)]
